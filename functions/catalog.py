@@ -1,0 +1,98 @@
+"""The one list of agentmem's Lambda functions: what each handles.
+
+The CDK app (API Gateway resources, EventBridge rules) and the local server
+(`agentmem serve`) both read this list, so a route is declared once and the
+two ways of running agentmem cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """One Lambda function: its entry point and what invokes it."""
+
+    name: str
+    # API Gateway routes (method, path template in API Gateway's `{param}` form).
+    routes: tuple[tuple[str, str], ...] = ()
+    # EventBridge `detail-type`s this function consumes from the tenant bus.
+    consumes: tuple[str, ...] = ()
+    memory_mb: int = 512
+    timeout_seconds: int = 29
+    description: str = ""
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def module(self) -> str:
+        return f"functions.{self.name}.handler"
+
+    @property
+    def handler(self) -> str:
+        """The Lambda `handler` setting: module path and function name."""
+        return f"{self.module}.lambda_handler"
+
+
+FUNCTIONS: tuple[FunctionSpec, ...] = (
+    FunctionSpec(
+        name="retrieve",
+        routes=(("POST", "/v1/agents/{agentId}/retrieve"),),
+        memory_mb=1024,
+        description="Memory for the run an agent is about to make.",
+    ),
+    FunctionSpec(
+        name="feedback",
+        routes=(
+            ("POST", "/v1/agents/{agentId}/runs"),
+            ("GET", "/v1/agents/{agentId}/runs/{runId}"),
+            ("PUT", "/v1/agents/{agentId}/runs/{runId}/output"),
+            ("POST", "/v1/agents/{agentId}/runs/{runId}/feedback"),
+            ("GET", "/v1/agents/{agentId}/memories"),
+            ("PATCH", "/v1/agents/{agentId}/memories/{memoryId}"),
+            ("DELETE", "/v1/agents/{agentId}/memories/{memoryId}"),
+        ),
+        description="Runs, editors' feedback and the lessons it becomes.",
+    ),
+    FunctionSpec(
+        name="indexer",
+        consumes=("FeedbackSubmitted",),
+        timeout_seconds=60,
+        description="Turns accepted feedback into an indexed lesson (digest, embed, index).",
+    ),
+    FunctionSpec(
+        name="conversations",
+        routes=(
+            ("POST", "/v1/users/{userId}/threads/{threadId}/turns"),
+            ("GET", "/v1/users/{userId}/threads/{threadId}/turns"),
+            ("POST", "/v1/users/{userId}/threads/{threadId}/unmask"),
+            ("GET", "/v1/users/{userId}/profile"),
+            ("PUT", "/v1/users/{userId}/profile"),
+            ("GET", "/v1/users/{userId}/profile/versions"),
+            ("POST", "/v1/users/{userId}/profile/versions/{version}/restore"),
+            ("GET", "/v1/users/{userId}/facts"),
+            ("DELETE", "/v1/users/{userId}/facts/{factId}"),
+            ("DELETE", "/v1/users/{userId}"),
+        ),
+        description="Transcripts, the PII vault, profiles and facts of users.",
+    ),
+    FunctionSpec(
+        name="consolidate",
+        consumes=("TurnsAppended",),
+        timeout_seconds=120,
+        description="Rewrites a user's profile and extracts facts after new turns.",
+    ),
+    FunctionSpec(
+        name="service",
+        routes=(("GET", "/v1/health"), ("GET", "/v1/openapi.json")),
+        memory_mb=256,
+        description="Health and the OpenAPI document.",
+    ),
+)
+
+
+def by_name(name: str) -> FunctionSpec:
+    for spec in FUNCTIONS:
+        if spec.name == name:
+            return spec
+    raise KeyError(f"no function named {name!r}; known: {', '.join(f.name for f in FUNCTIONS)}")
