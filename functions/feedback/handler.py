@@ -1,0 +1,86 @@
+"""Runs, editors' feedback, and the lessons it becomes (the Memory Learning Wall's data)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
+from aws_lambda_powertools.event_handler.router import Router
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from agentmem.api.models import FeedbackRequest, MemoryPatchRequest, RunCreateRequest, RunOutputRequest
+from agentmem.api.observability import logger, metrics, tracer
+from agentmem.api.presenters import memory_json, run_json
+from agentmem.api.resolver import PathId, json_response, make_resolver, no_content
+from agentmem.domain.ids import ID_REGEX
+from agentmem.wiring import get_services
+
+router = Router()
+
+
+@router.post("/v1/agents/<agentId>/runs", summary="Record a run made without retrieve")
+def create_run(agentId: PathId, request: Annotated[RunCreateRequest, Body()]) -> Response[Any]:
+    run = get_services().memory.record_run(agentId, request.input, output=request.output, user_id=request.user_id)
+    return json_response(201, {"runId": run.run_id})
+
+
+@router.put("/v1/agents/<agentId>/runs/<runId>/output", summary="Set a run's output")
+def set_output(agentId: PathId, runId: PathId, request: Annotated[RunOutputRequest, Body()]) -> Response[Any]:
+    get_services().memory.set_output(agentId, runId, request.output)
+    return no_content()
+
+
+@router.get("/v1/agents/<agentId>/runs/<runId>", summary="A run: input, output, injected lessons, feedback")
+def get_run(agentId: PathId, runId: PathId) -> dict[str, Any]:
+    memory = get_services().memory
+    run = memory.get_run(agentId, runId)
+    return run_json(run, memory.feedback_of_run(run))
+
+
+@router.post("/v1/agents/<agentId>/runs/<runId>/feedback", summary="An editor's verdict on a run")
+def submit_feedback(
+    agentId: PathId,
+    runId: PathId,
+    request: Annotated[FeedbackRequest, Body()],
+    idempotency_key: Annotated[
+        str | None, Header(alias="Idempotency-Key", pattern=ID_REGEX, max_length=128)
+    ] = None,
+) -> Response[Any]:
+    receipt = get_services().memory.submit_feedback(
+        agentId, runId, request.rating, request.comment, idempotency_key
+    )
+    if receipt.created:
+        metrics.add_metric(name="FeedbackAccepted", unit="Count", value=1)
+    return json_response(202, {"feedbackId": receipt.feedback_id, "memoryId": receipt.memory_id, "status": "accepted"})
+
+
+@router.get("/v1/agents/<agentId>/memories", summary="The agent's lessons, newest first")
+def list_memories(
+    agentId: PathId,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(max_length=2048)] = None,
+) -> dict[str, Any]:
+    page = get_services().memory.list_memories(agentId, limit, cursor)
+    return {"items": [memory_json(m) for m in page.items], "nextCursor": page.next_cursor}
+
+
+@router.patch("/v1/agents/<agentId>/memories/<memoryId>", summary="Mark a lesson important or unimportant")
+def patch_memory(agentId: PathId, memoryId: PathId, request: Annotated[MemoryPatchRequest, Body()]) -> dict[str, Any]:
+    return memory_json(get_services().memory.set_importance(agentId, memoryId, request.importance))
+
+
+@router.delete("/v1/agents/<agentId>/memories/<memoryId>", summary="Delete a lesson; it is never retrieved again")
+def delete_memory(agentId: PathId, memoryId: PathId) -> Response[Any]:
+    get_services().memory.delete_memory(agentId, memoryId)
+    return no_content()
+
+
+app = make_resolver(router)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

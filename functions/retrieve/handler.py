@@ -1,0 +1,42 @@
+"""Memory for the run an agent is about to make."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.router import Router
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from agentmem.api.models import RetrieveRequest
+from agentmem.api.observability import logger, metrics, tracer
+from agentmem.api.resolver import PathId, make_resolver
+from agentmem.wiring import get_services
+
+router = Router()
+
+
+@router.post("/v1/agents/<agentId>/retrieve", summary="Lessons, profile, facts and history for a run")
+def retrieve(agentId: PathId, request: Annotated[RetrieveRequest, Body()]) -> dict[str, Any]:
+    answer = get_services().retrieval.retrieve(
+        agentId,
+        request.input,
+        user_id=request.user_id,
+        thread_id=request.thread_id,
+        token_budget=request.token_budget,
+        top_k=request.top_k,
+    )
+    metrics.add_metric(name="LessonsInjected", unit="Count", value=len(answer["lessons"]))
+    if answer["degraded"]:
+        logger.warning("retrieve degraded", extra={"degraded": answer["degraded"]})
+    return answer
+
+
+app = make_resolver(router)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,246 @@
+"""The record store on SQLite: runs, feedback and memories in one file of the data folder."""
+
+from __future__ import annotations
+
+import base64
+import json
+import sqlite3
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentmem.adapters.local.sqlite_base import SqliteDatabase
+from agentmem.domain.errors import Conflict, InvalidInput, NotFound
+from agentmem.domain.models import Feedback, Memory, MemoryStatus, Run
+from agentmem.ports.records import Page
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    tenant TEXT NOT NULL, agent_id TEXT NOT NULL, run_id TEXT NOT NULL,
+    input TEXT NOT NULL, output TEXT, user_id TEXT, thread_id TEXT,
+    injected TEXT NOT NULL DEFAULT '[]', feedback_ids TEXT NOT NULL DEFAULT '[]',
+    created_at REAL NOT NULL,
+    PRIMARY KEY (tenant, agent_id, run_id)
+);
+CREATE TABLE IF NOT EXISTS feedback (
+    tenant TEXT NOT NULL, agent_id TEXT NOT NULL, feedback_id TEXT NOT NULL,
+    run_id TEXT NOT NULL, rating TEXT NOT NULL, comment TEXT, memory_id TEXT NOT NULL,
+    idempotency_key TEXT, request_hash TEXT, created_at REAL NOT NULL,
+    PRIMARY KEY (tenant, agent_id, feedback_id)
+);
+CREATE TABLE IF NOT EXISTS memories (
+    tenant TEXT NOT NULL, agent_id TEXT NOT NULL, memory_id TEXT NOT NULL,
+    run_id TEXT NOT NULL, feedback_id TEXT NOT NULL, rating TEXT NOT NULL, comment TEXT,
+    digest TEXT NOT NULL, importance REAL NOT NULL, status TEXT NOT NULL,
+    injected_count INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, updated_at REAL,
+    PRIMARY KEY (tenant, agent_id, memory_id)
+);
+CREATE INDEX IF NOT EXISTS memories_newest ON memories (tenant, agent_id, status, created_at DESC, memory_id DESC);
+CREATE INDEX IF NOT EXISTS memories_by_status ON memories (tenant, status);
+"""
+
+
+class SqliteRecordStore:
+    """RecordStore on a SQLite file (WAL)."""
+
+    def __init__(self, path: Path):
+        self._db = SqliteDatabase(path, SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    # Runs
+
+    def put_run(self, run: Run) -> None:
+        try:
+            with self._db.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO runs (tenant, agent_id, run_id, input, output, user_id, thread_id, injected,"
+                    " feedback_ids, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    (run.tenant, run.agent_id, run.run_id, run.input, run.output, run.user_id, run.thread_id,
+                     json.dumps(run.injected_memory_ids), json.dumps(run.feedback_ids), run.created_at),
+                )
+        except sqlite3.IntegrityError:
+            raise Conflict(f"run {run.run_id} exists already") from None
+
+    def get_run(self, tenant: str, agent_id: str, run_id: str) -> Run | None:
+        with self._db.reading() as conn:
+            row = conn.execute(
+                "SELECT * FROM runs WHERE tenant=? AND agent_id=? AND run_id=?", (tenant, agent_id, run_id)
+            ).fetchone()
+        return _run(row) if row else None
+
+    def set_run_output(self, tenant: str, agent_id: str, run_id: str, output: str) -> None:
+        with self._db.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE runs SET output=? WHERE tenant=? AND agent_id=? AND run_id=?",
+                (output, tenant, agent_id, run_id),
+            )
+            if cur.rowcount == 0:
+                raise NotFound(f"run {run_id} not found")
+
+    # Feedback and memories
+
+    def add_feedback(self, feedback: Feedback, memory: Memory) -> tuple[Feedback, bool]:
+        with self._db.transaction() as conn:
+            existing = conn.execute(
+                "SELECT * FROM feedback WHERE tenant=? AND agent_id=? AND feedback_id=?",
+                (feedback.tenant, feedback.agent_id, feedback.feedback_id),
+            ).fetchone()
+            if existing:
+                return _feedback(existing), False
+            run = conn.execute(
+                "SELECT feedback_ids FROM runs WHERE tenant=? AND agent_id=? AND run_id=?",
+                (feedback.tenant, feedback.agent_id, feedback.run_id),
+            ).fetchone()
+            if run is None:
+                raise NotFound(f"run {feedback.run_id} not found")
+            conn.execute(
+                "INSERT INTO feedback (tenant, agent_id, feedback_id, run_id, rating, comment, memory_id,"
+                " idempotency_key, request_hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                (feedback.tenant, feedback.agent_id, feedback.feedback_id, feedback.run_id, feedback.rating,
+                 feedback.comment, feedback.memory_id, feedback.idempotency_key, feedback.request_hash,
+                 feedback.created_at),
+            )
+            conn.execute(
+                "INSERT INTO memories (tenant, agent_id, memory_id, run_id, feedback_id, rating, comment, digest,"
+                " importance, status, injected_count, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (memory.tenant, memory.agent_id, memory.memory_id, memory.run_id, memory.feedback_id,
+                 memory.rating, memory.comment, memory.digest, memory.importance, memory.status,
+                 memory.injected_count, memory.created_at, memory.updated_at),
+            )
+            ids = [*json.loads(run["feedback_ids"]), feedback.feedback_id]
+            conn.execute(
+                "UPDATE runs SET feedback_ids=? WHERE tenant=? AND agent_id=? AND run_id=?",
+                (json.dumps(ids), feedback.tenant, feedback.agent_id, feedback.run_id),
+            )
+        return feedback, True
+
+    def get_memory(self, tenant: str, agent_id: str, memory_id: str) -> Memory | None:
+        with self._db.reading() as conn:
+            row = conn.execute(
+                "SELECT * FROM memories WHERE tenant=? AND agent_id=? AND memory_id=?",
+                (tenant, agent_id, memory_id),
+            ).fetchone()
+        return _memory(row) if row else None
+
+    def get_memories(self, tenant: str, agent_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+        if not memory_ids:
+            return []
+        marks = ",".join("?" * len(memory_ids))
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                f"SELECT * FROM memories WHERE tenant=? AND agent_id=? AND memory_id IN ({marks})",
+                (tenant, agent_id, *memory_ids),
+            ).fetchall()
+        return [_memory(r) for r in rows]
+
+    def list_memories(
+        self, tenant: str, agent_id: str, *, limit: int, cursor: str | None = None
+    ) -> Page[Memory]:
+        after = _decode_cursor(cursor) if cursor else None
+        sql = "SELECT * FROM memories WHERE tenant=? AND agent_id=? AND status != 'deleted'"
+        args: list[Any] = [tenant, agent_id]
+        if after:
+            sql += " AND (created_at < ? OR (created_at = ? AND memory_id < ?))"
+            args += [after[0], after[0], after[1]]
+        sql += " ORDER BY created_at DESC, memory_id DESC LIMIT ?"
+        args.append(limit + 1)
+        with self._db.reading() as conn:
+            rows = conn.execute(sql, args).fetchall()
+        items = [_memory(r) for r in rows[:limit]]
+        more = len(rows) > limit
+        next_cursor = _encode_cursor(items[-1].created_at, items[-1].memory_id) if more and items else None
+        return Page(items, next_cursor)
+
+    def list_agents_with_memories(self, tenant: str) -> list[str]:
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT agent_id FROM memories WHERE tenant=? ORDER BY agent_id", (tenant,)
+            ).fetchall()
+        return [r["agent_id"] for r in rows]
+
+    def update_memory(
+        self,
+        tenant: str,
+        agent_id: str,
+        memory_id: str,
+        *,
+        importance: float | None = None,
+        status: MemoryStatus | None = None,
+    ) -> Memory:
+        with self._db.transaction() as conn:
+            row = conn.execute(
+                "SELECT * FROM memories WHERE tenant=? AND agent_id=? AND memory_id=?",
+                (tenant, agent_id, memory_id),
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"memory {memory_id} not found")
+            memory = _memory(row)
+            if importance is not None:
+                memory.importance = importance
+            if status is not None:
+                memory.status = status
+            memory.updated_at = time.time()
+            conn.execute(
+                "UPDATE memories SET importance=?, status=?, updated_at=? WHERE tenant=? AND agent_id=? AND memory_id=?",
+                (memory.importance, memory.status, memory.updated_at, tenant, agent_id, memory_id),
+            )
+        return memory
+
+    def record_injections(self, tenant: str, agent_id: str, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        with self._db.transaction() as conn:
+            conn.executemany(
+                "UPDATE memories SET injected_count = injected_count + 1 WHERE tenant=? AND agent_id=? AND memory_id=?",
+                [(tenant, agent_id, m) for m in memory_ids],
+            )
+
+    def list_memories_by_status(self, tenant: str, status: MemoryStatus, *, limit: int) -> list[Memory]:
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM memories WHERE tenant=? AND status=? ORDER BY created_at LIMIT ?",
+                (tenant, status, limit),
+            ).fetchall()
+        return [_memory(r) for r in rows]
+
+
+def _run(row: sqlite3.Row) -> Run:
+    return Run(
+        tenant=row["tenant"], agent_id=row["agent_id"], run_id=row["run_id"], input=row["input"],
+        created_at=row["created_at"], output=row["output"], user_id=row["user_id"], thread_id=row["thread_id"],
+        injected_memory_ids=json.loads(row["injected"]), feedback_ids=json.loads(row["feedback_ids"]),
+    )
+
+
+def _feedback(row: sqlite3.Row) -> Feedback:
+    return Feedback(
+        tenant=row["tenant"], agent_id=row["agent_id"], run_id=row["run_id"], feedback_id=row["feedback_id"],
+        rating=row["rating"], comment=row["comment"], created_at=row["created_at"], memory_id=row["memory_id"],
+        idempotency_key=row["idempotency_key"], request_hash=row["request_hash"],
+    )
+
+
+def _memory(row: sqlite3.Row) -> Memory:
+    return Memory(
+        tenant=row["tenant"], agent_id=row["agent_id"], memory_id=row["memory_id"], run_id=row["run_id"],
+        feedback_id=row["feedback_id"], rating=row["rating"], comment=row["comment"], digest=row["digest"],
+        importance=row["importance"], created_at=row["created_at"], status=row["status"],
+        injected_count=row["injected_count"], updated_at=row["updated_at"],
+    )
+
+
+def _encode_cursor(created_at: float, memory_id: str) -> str:
+    raw = json.dumps([created_at, memory_id]).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _decode_cursor(cursor: str) -> tuple[float, str]:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
+        created_at, memory_id = json.loads(raw)
+        return float(created_at), str(memory_id)
+    except (ValueError, TypeError):
+        raise InvalidInput("invalid cursor", [{"field": "cursor", "message": "not a cursor this API returned"}]) from None

@@ -1,0 +1,178 @@
+"""The in-process vector index: exact cosine over float32 vectors, kept in SQLite, cached in memory.
+
+Vectors are grouped by (tenant, kind, owner) and each group is one contiguous
+matrix, so a search touches only the caller's own vectors: the filter by
+tenant and owner happens before any similarity is computed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from agentmem.adapters.local.sqlite_base import SqliteDatabase
+from agentmem.ports.vectors import VectorHit, VectorItem, VectorKind, VectorQuery
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS vectors (
+    tenant TEXT NOT NULL, kind TEXT NOT NULL, owner_id TEXT NOT NULL, item_id TEXT NOT NULL,
+    created_at REAL NOT NULL, dimension INTEGER NOT NULL, vector BLOB NOT NULL,
+    PRIMARY KEY (tenant, kind, owner_id, item_id)
+);
+"""
+
+GroupKey = tuple[str, str, str]
+
+
+class _Group:
+    """One owner's vectors: a growable matrix with a row per item, and free rows left by deletes."""
+
+    def __init__(self, dimension: int):
+        self.dimension = dimension
+        self.matrix = np.zeros((16, dimension), dtype=np.float32)
+        self.created = np.zeros(16, dtype=np.float64)
+        self.alive = np.zeros(16, dtype=bool)
+        self.ids: list[str | None] = [None] * 16
+        self.row_of: dict[str, int] = {}
+        self.size = 0  # rows in use, alive or not
+
+    def put(self, item_id: str, vector: np.ndarray, created_at: float) -> None:
+        row = self.row_of.get(item_id)
+        if row is None:
+            if self.size == len(self.ids):
+                self._grow()
+            row = self.size
+            self.size += 1
+            self.row_of[item_id] = row
+            self.ids[row] = item_id
+        self.matrix[row] = vector
+        self.created[row] = created_at
+        self.alive[row] = True
+
+    def remove(self, item_id: str) -> None:
+        row = self.row_of.pop(item_id, None)
+        if row is not None:
+            self.alive[row] = False
+            self.ids[row] = None
+
+    def _grow(self) -> None:
+        capacity = len(self.ids) * 2
+        matrix = np.zeros((capacity, self.dimension), dtype=np.float32)
+        matrix[: self.size] = self.matrix[: self.size]
+        created = np.zeros(capacity, dtype=np.float64)
+        created[: self.size] = self.created[: self.size]
+        alive = np.zeros(capacity, dtype=bool)
+        alive[: self.size] = self.alive[: self.size]
+        self.matrix, self.created, self.alive = matrix, created, alive
+        self.ids.extend([None] * (capacity - len(self.ids)))
+
+    def search(self, vector: np.ndarray, k: int, created_after: float | None) -> list[VectorHit]:
+        n = self.size
+        if n == 0 or k <= 0:
+            return []
+        scores = self.matrix[:n] @ vector
+        mask = self.alive[:n]
+        if created_after is not None:
+            mask = mask & (self.created[:n] > created_after)
+        scores = np.where(mask, scores, -np.inf)
+        live = int(mask.sum())
+        k = min(k, live)
+        if k == 0:
+            return []
+        top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [VectorHit(self.ids[i], float(scores[i])) for i in top[:k] if mask[i]]  # type: ignore[arg-type]
+
+
+class LocalVectorIndex:
+    """VectorIndex on SQLite + numpy. Loads every group into memory on first use."""
+
+    def __init__(self, path: Path):
+        self._db = SqliteDatabase(path, SCHEMA)
+        self._groups: dict[GroupKey, _Group] = {}
+        self._lock = threading.RLock()
+        self._loaded = False
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT tenant, kind, owner_id, item_id, created_at, dimension, vector FROM vectors"
+            ).fetchall()
+        for r in rows:
+            vector = np.frombuffer(r["vector"], dtype=np.float32, count=r["dimension"])
+            self._group((r["tenant"], r["kind"], r["owner_id"]), r["dimension"]).put(
+                r["item_id"], vector, r["created_at"]
+            )
+        self._loaded = True
+
+    def _group(self, key: GroupKey, dimension: int) -> _Group:
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = _Group(dimension)
+        elif group.dimension != dimension:
+            raise ValueError(f"vector dimension {dimension} does not match the index's {group.dimension}")
+        return group
+
+    def upsert(self, items: Sequence[VectorItem]) -> None:
+        if not items:
+            return
+        prepared = [(item, _unit(item.vector)) for item in items]
+        with self._lock:
+            self._load()
+            with self._db.transaction() as conn:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?,?,?)",
+                    [(i.tenant, i.kind, i.owner_id, i.item_id, i.created_at, len(v), v.tobytes())
+                     for i, v in prepared],
+                )
+            for item, vector in prepared:
+                self._group((item.tenant, item.kind, item.owner_id), len(vector)).put(
+                    item.item_id, vector, item.created_at
+                )
+
+    def delete(self, tenant: str, kind: VectorKind, owner_id: str, item_ids: Sequence[str]) -> None:
+        with self._lock:
+            self._load()
+            with self._db.transaction() as conn:
+                conn.executemany(
+                    "DELETE FROM vectors WHERE tenant=? AND kind=? AND owner_id=? AND item_id=?",
+                    [(tenant, kind, owner_id, i) for i in item_ids],
+                )
+            group = self._groups.get((tenant, kind, owner_id))
+            if group:
+                for item_id in item_ids:
+                    group.remove(item_id)
+
+    def delete_owner(self, tenant: str, kind: VectorKind, owner_id: str) -> None:
+        with self._lock:
+            self._load()
+            with self._db.transaction() as conn:
+                conn.execute(
+                    "DELETE FROM vectors WHERE tenant=? AND kind=? AND owner_id=?", (tenant, kind, owner_id)
+                )
+            self._groups.pop((tenant, kind, owner_id), None)
+
+    def search(self, query: VectorQuery) -> list[VectorHit]:
+        vector = _unit(query.vector)
+        with self._lock:
+            self._load()
+            group = self._groups.get((query.tenant, query.kind, query.owner_id))
+            if group is None:
+                return []
+            if group.dimension != len(vector):
+                raise ValueError(f"query dimension {len(vector)} does not match the index's {group.dimension}")
+            return group.search(vector, query.k, query.created_after)
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    v = np.asarray(vector, dtype=np.float32).reshape(-1)
+    norm = float(np.linalg.norm(v))
+    return v / norm if norm > 0 else v

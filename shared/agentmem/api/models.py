@@ -1,0 +1,48 @@
+"""Request bodies, validated by pydantic at the edge (field names camelCase, as the contract says)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+from agentmem.domain.ids import ID_REGEX
+
+MAX_INPUT_CHARS = 32_000
+MAX_OUTPUT_CHARS = 100_000
+MAX_COMMENT_CHARS = 4_000
+
+Identifier = Annotated[str, StringConstraints(pattern=ID_REGEX, min_length=1, max_length=128)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class RetrieveRequest(_Body):
+    input: str = Field(max_length=MAX_INPUT_CHARS, description="What the agent is about to work on.")
+    user_id: Identifier | None = Field(None, alias="userId")
+    thread_id: Identifier | None = Field(None, alias="threadId")
+    token_budget: int = Field(2000, ge=100, le=32_000, alias="tokenBudget")
+    top_k: int | None = Field(None, ge=1, le=10, alias="topK")
+
+
+class RunCreateRequest(_Body):
+    input: str = Field(max_length=MAX_INPUT_CHARS)
+    output: str = Field(max_length=MAX_OUTPUT_CHARS)
+    user_id: Identifier | None = Field(None, alias="userId")
+
+
+class RunOutputRequest(_Body):
+    output: str = Field(max_length=MAX_OUTPUT_CHARS)
+
+
+class FeedbackRequest(_Body):
+    rating: Literal["up", "down"]
+    comment: str | None = Field(None, max_length=MAX_COMMENT_CHARS)
+
+
+class MemoryPatchRequest(_Body):
+    importance: Literal["important", "unimportant", "neutral"] | Annotated[float, Field(ge=0.0, le=2.0)] = Field(
+        description="important (x1.5), unimportant (x0.3), neutral (x1.0), or a multiplier in [0, 2]."
+    )

@@ -1,0 +1,215 @@
+"""agentmem's configuration: one pydantic-settings model, read once, validated at first read.
+
+Every key can be set as `AGENTMEM_<KEY>` in the environment or in `agentmem.toml`
+in the data folder; the environment wins. A broken configuration raises one
+`ConfigError` that names every invalid key at once.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from agentmem.domain.ids import ID_PATTERN_TEXT, is_valid_id
+
+DEFAULT_DATA_DIR = Path(".agentmem")
+LOCAL_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+# Measured defaults per embedding model: see docs/eligibility-threshold.md.
+DEFAULT_ELIGIBILITY_THRESHOLDS: dict[str, float] = {
+    LOCAL_EMBEDDING_MODEL: 0.35,
+    "amazon.titan-embed-text-v2:0": 0.35,
+}
+FALLBACK_ELIGIBILITY_THRESHOLD = 0.35
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; `problems` lists every invalid key."""
+
+    def __init__(self, problems: list[tuple[str, str]]):
+        self.problems = problems
+        lines = "\n".join(f"  - {key}: {message}" for key, message in problems)
+        super().__init__(f"invalid agentmem configuration ({len(problems)} problem(s)):\n{lines}")
+
+
+class ImportanceWeights(BaseModel):
+    """Multipliers editors apply to a lesson's similarity with the named importance values."""
+
+    important: float = Field(1.5, gt=0)
+    unimportant: float = Field(0.3, gt=0)
+
+
+def _split_csv(value: Any) -> Any:
+    if isinstance(value, str):
+        return [part.strip() for part in value.split(",")] if value.strip() else []
+    return value
+
+
+class Settings(BaseSettings):
+    """All of agentmem's settings. Field names are the contract's keys in snake case."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="AGENTMEM_",
+        env_nested_delimiter="__",
+        extra="ignore",
+        populate_by_name=True,
+    )
+
+    # Which adapters serve the ports: the embedded ones, or AWS services.
+    backend: Literal["local", "aws"] = "local"
+    tenant: str = "local"
+    data_dir: Path = DEFAULT_DATA_DIR
+
+    # The contract's keys.
+    enabled_agents: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    top_k: int = Field(5, ge=1, le=10)
+    max_memory_age_days: int = Field(90, ge=1)
+    digest_max_chars: int = Field(500, ge=1)
+    eligibility_threshold: float | None = Field(None, ge=0.0, le=1.0)
+    importance: ImportanceWeights = Field(default_factory=ImportanceWeights)
+    profile_token_budget: int = Field(2000, ge=500, le=8000)
+
+    # Local server.
+    api_token: str | None = None
+    embedding_cache_size: int = Field(4096, ge=0)
+
+    # AWS adapters (set by the CDK stack on every function).
+    table_name: str | None = None
+    event_bus_name: str | None = None
+    kms_key_arn: str | None = None
+    hmac_key_arn: str | None = None
+    opensearch_endpoint: str | None = None
+    vector_index: str = "agentmem-memories"
+    embedding_model_id: str = "amazon.titan-embed-text-v2:0"
+    embedding_dimension: int = Field(1024, ge=1)
+    llm_model_id: str | None = None
+    openai_base_url: str | None = None
+    openai_model: str | None = None
+
+    @field_validator("enabled_agents", mode="before")
+    @classmethod
+    def _parse_agents(cls, value: Any) -> Any:
+        return _split_csv(value)
+
+    @field_validator("enabled_agents")
+    @classmethod
+    def _check_agents(cls, agents: list[str]) -> list[str]:
+        problems = []
+        if any(not a for a in agents):
+            problems.append("empty agent id")
+        bad = [a for a in agents if a and not is_valid_id(a)]
+        if bad:
+            problems.append(f"invalid agent id(s) {bad!r}: {ID_PATTERN_TEXT}")
+        duplicates = sorted({a for a in agents if agents.count(a) > 1})
+        if duplicates:
+            problems.append(f"duplicate agent id(s) {duplicates!r}")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return agents
+
+    @field_validator("tenant")
+    @classmethod
+    def _check_tenant(cls, tenant: str) -> str:
+        if not is_valid_id(tenant):
+            raise ValueError(f"invalid tenant {tenant!r}: {ID_PATTERN_TEXT}")
+        return tenant
+
+    @model_validator(mode="after")
+    def _check_backend(self) -> Settings:
+        if self.backend == "aws":
+            missing = [k for k in ("table_name", "event_bus_name", "kms_key_arn") if not getattr(self, k)]
+            if missing:
+                raise ValueError(f"backend 'aws' needs {', '.join('AGENTMEM_' + m.upper() for m in missing)}")
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        data_dir = Path(os.environ.get("AGENTMEM_DATA_DIR", str(DEFAULT_DATA_DIR)))
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=data_dir / "agentmem.toml")
+        # Earlier sources win: explicit arguments, then the environment, then the file.
+        return (init_settings, env_settings, _CamelCaseToml(toml))
+
+    @property
+    def enabled_agent_set(self) -> frozenset[str]:
+        return frozenset(self.enabled_agents)
+
+    @property
+    def active_embedding_model(self) -> str:
+        return LOCAL_EMBEDDING_MODEL if self.backend == "local" else self.embedding_model_id
+
+    @property
+    def effective_eligibility_threshold(self) -> float:
+        """The configured threshold, or the measured default of the embedding model in use."""
+        if self.eligibility_threshold is not None:
+            return self.eligibility_threshold
+        return DEFAULT_ELIGIBILITY_THRESHOLDS.get(self.active_embedding_model, FALLBACK_ELIGIBILITY_THRESHOLD)
+
+
+class _CamelCaseToml(PydanticBaseSettingsSource):
+    """Accepts the contract's camelCase keys (`enabledAgents`) in agentmem.toml as well as snake_case."""
+
+    def __init__(self, inner: PydanticBaseSettingsSource):
+        super().__init__(inner.settings_cls)
+        self._inner = inner
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        return {_snake(key): value for key, value in self._inner().items()}
+
+
+def _snake(name: str) -> str:
+    return "".join("_" + c.lower() if c.isupper() else c for c in name).lstrip("_")
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Read and validate the configuration; raise ConfigError naming every invalid key."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        problems = [(".".join(str(p) for p in err["loc"]) or "config", err["msg"]) for err in exc.errors()]
+        raise ConfigError(problems) from None
+
+
+_lock = threading.Lock()
+_cached: Settings | None = None
+
+
+def get_settings() -> Settings:
+    """The process's settings, read and validated once (first call)."""
+    global _cached
+    with _lock:
+        if _cached is None:
+            _cached = load_settings()
+        return _cached
+
+
+def reset_settings() -> None:
+    """Forget the cached settings (tests, and the local server after it changes the environment)."""
+    global _cached
+    with _lock:
+        _cached = None

@@ -1,0 +1,69 @@
+"""The records agentmem keeps about agents: runs, feedback and the lessons it becomes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Rating = Literal["up", "down"]
+MemoryStatus = Literal["pending", "indexed", "deleted"]
+
+
+@dataclass
+class Run:
+    """One run of an agent: what it was given, what it answered, and which lessons it was shown."""
+
+    tenant: str
+    agent_id: str
+    run_id: str
+    input: str
+    created_at: float
+    output: str | None = None
+    user_id: str | None = None
+    thread_id: str | None = None
+    injected_memory_ids: list[str] = field(default_factory=list)
+    feedback_ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Feedback:
+    """An editor's verdict on a run."""
+
+    tenant: str
+    agent_id: str
+    run_id: str
+    feedback_id: str
+    rating: Rating
+    comment: str | None
+    created_at: float
+    memory_id: str
+    idempotency_key: str | None = None
+    request_hash: str | None = None
+
+
+@dataclass
+class Memory:
+    """A lesson: feedback on a run, digested so that similar future runs can find it."""
+
+    tenant: str
+    agent_id: str
+    memory_id: str
+    run_id: str
+    feedback_id: str
+    rating: Rating
+    comment: str | None
+    digest: str
+    importance: float
+    created_at: float
+    status: MemoryStatus = "pending"
+    injected_count: int = 0
+    updated_at: float | None = None
+
+
+@dataclass(frozen=True)
+class ScoredLesson:
+    """A lesson chosen for a run, with why it was chosen."""
+
+    memory: Memory
+    similarity: float
+    score: float

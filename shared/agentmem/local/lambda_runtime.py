@@ -1,0 +1,42 @@
+"""Calling the very Lambda handlers AWS runs, in-process: their entry points and a Lambda context."""
+
+from __future__ import annotations
+
+import importlib
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+Handler = Callable[[dict[str, Any], Any], Any]
+
+
+@dataclass
+class LocalLambdaContext:
+    """The parts of Lambda's context object that powertools reads."""
+
+    function_name: str
+    memory_limit_in_mb: int = 512
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    log_group_name: str = "local"
+    log_stream_name: str = "local"
+
+    @property
+    def invoked_function_arn(self) -> str:
+        return f"arn:aws:lambda:local:000000000000:function:agentmem-{self.function_name}"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 30_000
+
+
+def load_handler(function_name: str) -> Handler:
+    """The `lambda_handler` of functions/<name>/handler.py."""
+    from functions.catalog import by_name
+
+    module = importlib.import_module(by_name(function_name).module)
+    return module.lambda_handler  # type: ignore[no-any-return]
+
+
+def invoke(function_name: str, event: dict[str, Any]) -> Any:
+    """Run one function on one event, as Lambda would."""
+    return load_handler(function_name)(event, LocalLambdaContext(function_name))

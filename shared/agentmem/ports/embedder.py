@@ -1,0 +1,21 @@
+"""The embedder port: text in, unit vectors out."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors, one row per text.
+
+    Local: all-MiniLM-L6-v2 in numpy. AWS: Bedrock (Titan Text Embeddings v2).
+    Raises `BackendUnavailable("embedder", ...)` when the model cannot be reached.
+    """
+
+    model_id: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...

@@ -1,0 +1,73 @@
+"""The record store port: runs, feedback and lessons (memories), per tenant and agent.
+
+Shaped for DynamoDB as much as for SQLite: every call names the tenant, listing
+is by opaque cursor, and writes that two callers could race are conditional.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from agentmem.domain.models import Feedback, Memory, MemoryStatus, Run
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a listing; `next_cursor` is None on the last page."""
+
+    items: list[T]
+    next_cursor: str | None
+
+
+class RecordStore(Protocol):
+    """Durable records of runs, feedback and memories."""
+
+    def put_run(self, run: Run) -> None:
+        """Store a new run. Raises Conflict if the run id exists."""
+
+    def get_run(self, tenant: str, agent_id: str, run_id: str) -> Run | None: ...
+
+    def set_run_output(self, tenant: str, agent_id: str, run_id: str, output: str) -> None:
+        """Raises NotFound for an unknown run."""
+
+    def add_feedback(self, feedback: Feedback, memory: Memory) -> tuple[Feedback, bool]:
+        """Store feedback and the memory it creates, atomically, once per feedback id.
+
+        Returns (stored feedback, created). When the feedback id exists already
+        (an idempotent retry) nothing is written and the stored one is returned.
+        """
+
+    def get_memory(self, tenant: str, agent_id: str, memory_id: str) -> Memory | None: ...
+
+    def get_memories(self, tenant: str, agent_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+        """The memories that exist among `memory_ids`, in no particular order."""
+
+    def list_memories(
+        self, tenant: str, agent_id: str, *, limit: int, cursor: str | None = None
+    ) -> Page[Memory]:
+        """Memories of an agent, newest first, deleted ones left out. Raises InvalidInput for a bad cursor."""
+
+    def list_agents_with_memories(self, tenant: str) -> list[str]:
+        """Every agent that has at least one memory (for the wall and reindexing)."""
+
+    def update_memory(
+        self,
+        tenant: str,
+        agent_id: str,
+        memory_id: str,
+        *,
+        importance: float | None = None,
+        status: MemoryStatus | None = None,
+    ) -> Memory:
+        """Change a memory's importance and/or status. Raises NotFound when it does not exist."""
+
+    def record_injections(self, tenant: str, agent_id: str, memory_ids: Sequence[str]) -> None:
+        """Count one more injection for each memory (best effort, for the wall)."""
+
+    def list_memories_by_status(self, tenant: str, status: MemoryStatus, *, limit: int) -> list[Memory]:
+        """Memories in a status across agents (to find lessons still waiting to be indexed)."""

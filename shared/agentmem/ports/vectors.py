@@ -1,0 +1,58 @@
+"""The vector index port: nearest neighbours, always filtered by tenant and owner first."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+
+VectorKind = Literal["lesson", "fact", "turn"]
+
+
+@dataclass(frozen=True)
+class VectorItem:
+    """One vector with the fields searches filter on. No text: that stays in the record store."""
+
+    tenant: str
+    kind: VectorKind
+    owner_id: str  # the agent (lessons) or the user (facts, turns)
+    item_id: str
+    vector: np.ndarray
+    created_at: float
+
+
+@dataclass(frozen=True)
+class VectorQuery:
+    """A k-NN search inside one tenant, one kind and one owner, optionally by age."""
+
+    tenant: str
+    kind: VectorKind
+    owner_id: str
+    vector: np.ndarray
+    k: int
+    created_after: float | None = None
+
+
+@dataclass(frozen=True)
+class VectorHit:
+    item_id: str
+    similarity: float  # cosine similarity in [-1, 1]
+
+
+class VectorIndex(Protocol):
+    """Exact (local) or approximate (OpenSearch Serverless) cosine search.
+
+    Raises `BackendUnavailable("vectors", ...)` when the index cannot be reached.
+    """
+
+    def upsert(self, items: Sequence[VectorItem]) -> None: ...
+
+    def delete(self, tenant: str, kind: VectorKind, owner_id: str, item_ids: Sequence[str]) -> None: ...
+
+    def delete_owner(self, tenant: str, kind: VectorKind, owner_id: str) -> None:
+        """Remove every vector of one owner (erasing a user)."""
+
+    def search(self, query: VectorQuery) -> list[VectorHit]:
+        """The `k` most similar items, most similar first."""

@@ -1,0 +1,210 @@
+"""Use cases of the feedback-learning memory: runs, feedback, lessons and their indexing."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from agentmem.config import Settings
+from agentmem.domain.errors import BackendUnavailable, Conflict, MemoryDisabled, NotFound
+from agentmem.domain.lessons import build_digest, resolve_importance
+from agentmem.domain.models import Feedback, Memory, Rating, Run
+from agentmem.ports.clock import new_id, now
+from agentmem.ports.embedder import Embedder
+from agentmem.ports.events import DomainEvent, EventBus
+from agentmem.ports.records import Page, RecordStore
+from agentmem.ports.vectors import VectorIndex, VectorItem
+
+FEEDBACK_SUBMITTED = "FeedbackSubmitted"
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class FeedbackReceipt:
+    feedback_id: str
+    memory_id: str
+    created: bool
+
+
+@dataclass
+class MemoryService:
+    """Runs, feedback and lessons of one tenant's agents."""
+
+    settings: Settings
+    store: RecordStore
+    vectors: VectorIndex
+    embedder: Embedder
+    bus: EventBus
+    clock: Callable[[], float] = field(default=now)
+
+    @property
+    def tenant(self) -> str:
+        return self.settings.tenant
+
+    def is_enabled(self, agent_id: str) -> bool:
+        return agent_id in self.settings.enabled_agent_set
+
+    def require_enabled(self, agent_id: str) -> None:
+        if not self.is_enabled(agent_id):
+            raise MemoryDisabled(f"memory is not enabled for agent {agent_id}; add it to enabledAgents")
+
+    # Runs
+
+    def record_run(
+        self,
+        agent_id: str,
+        input_text: str,
+        *,
+        output: str | None = None,
+        user_id: str | None = None,
+        thread_id: str | None = None,
+        injected_memory_ids: list[str] | None = None,
+        run_id: str | None = None,
+    ) -> Run:
+        run = Run(
+            tenant=self.tenant, agent_id=agent_id, run_id=run_id or new_id("run"), input=input_text,
+            created_at=self.clock(), output=output, user_id=user_id, thread_id=thread_id,
+            injected_memory_ids=list(injected_memory_ids or []),
+        )
+        self.store.put_run(run)
+        return run
+
+    def get_run(self, agent_id: str, run_id: str) -> Run:
+        run = self.store.get_run(self.tenant, agent_id, run_id)
+        if run is None:
+            raise NotFound(f"run {run_id} not found for agent {agent_id}")
+        return run
+
+    def set_output(self, agent_id: str, run_id: str, output: str) -> None:
+        self.store.set_run_output(self.tenant, agent_id, run_id, output)
+
+    def feedback_of_run(self, run: Run) -> list[Memory]:
+        """The lessons this run's feedback became (one per feedback)."""
+        ids = [_derived_id("mem", self.tenant, run.agent_id, fid) for fid in run.feedback_ids]
+        return self.store.get_memories(self.tenant, run.agent_id, ids)
+
+    # Feedback
+
+    def submit_feedback(
+        self,
+        agent_id: str,
+        run_id: str,
+        rating: Rating,
+        comment: str | None,
+        idempotency_key: str | None = None,
+    ) -> FeedbackReceipt:
+        """Accept an editor's verdict: store it with its lesson, then ask for the lesson to be indexed.
+
+        With an idempotency key the feedback id is derived from it, so a retry
+        finds the stored feedback instead of writing a second memory.
+        """
+        self.require_enabled(agent_id)
+        run = self.get_run(agent_id, run_id)
+        request_hash = _hash(json.dumps([rating, comment or ""]))
+        if idempotency_key:
+            feedback_id = _derived_id("fb", self.tenant, agent_id, run_id, idempotency_key)
+        else:
+            feedback_id = new_id("fb")
+        memory_id = _derived_id("mem", self.tenant, agent_id, feedback_id)
+        created_at = self.clock()
+        feedback = Feedback(
+            tenant=self.tenant, agent_id=agent_id, run_id=run_id, feedback_id=feedback_id, rating=rating,
+            comment=comment, created_at=created_at, memory_id=memory_id,
+            idempotency_key=idempotency_key, request_hash=request_hash,
+        )
+        memory = Memory(
+            tenant=self.tenant, agent_id=agent_id, memory_id=memory_id, run_id=run_id, feedback_id=feedback_id,
+            rating=rating, comment=comment,
+            digest=build_digest(comment, run.output, run.input, self.settings.digest_max_chars),
+            importance=1.0, created_at=created_at, status="pending",
+        )
+        stored, created = self.store.add_feedback(feedback, memory)
+        if not created and stored.request_hash != request_hash:
+            raise Conflict("this Idempotency-Key was used with a different feedback body")
+        current = memory if created else self.store.get_memory(self.tenant, agent_id, stored.memory_id)
+        # A retry republishes while the lesson is still pending: the first publish may be what failed.
+        if current is not None and current.status == "pending":
+            self._publish_index_request(current)
+        return FeedbackReceipt(stored.feedback_id, stored.memory_id, created)
+
+    def _publish_index_request(self, memory: Memory) -> None:
+        event = DomainEvent(
+            FEEDBACK_SUBMITTED,
+            {"tenant": memory.tenant, "agentId": memory.agent_id, "memoryId": memory.memory_id,
+             "runId": memory.run_id, "feedbackId": memory.feedback_id},
+        )
+        try:
+            receipts = self.bus.publish([event])
+            failed = [r.error for r in receipts if not r.ok]
+        except BackendUnavailable as exc:
+            failed = [exc.message]
+        if failed:
+            # The lesson is stored as pending; the pending sweep indexes it later. Nothing is lost.
+            log.warning("feedback event not published; lesson stays pending", extra={"memory_id": memory.memory_id})
+
+    # Indexing
+
+    def index_memory(self, agent_id: str, memory_id: str) -> str:
+        """Embed a lesson's digest and put it in the vector index. Returns what happened.
+
+        Idempotent: an indexed lesson is indexed again harmlessly; a deleted or
+        unknown one is skipped. Raises BackendUnavailable when the embedder or
+        index fails, so the event is retried.
+        """
+        memory = self.store.get_memory(self.tenant, agent_id, memory_id)
+        if memory is None:
+            return "missing"
+        if memory.status == "deleted":
+            return "deleted"
+        vector = self.embedder.embed([memory.digest])[0]
+        self.vectors.upsert([VectorItem(self.tenant, "lesson", agent_id, memory_id, vector, memory.created_at)])
+        if memory.status != "indexed":
+            self.store.update_memory(self.tenant, agent_id, memory_id, status="indexed")
+        return "indexed"
+
+    def index_pending(self, limit: int = 100) -> int:
+        """Index lessons left pending (an event lost, a backend down); returns how many were indexed."""
+        done = 0
+        for memory in self.store.list_memories_by_status(self.tenant, "pending", limit=limit):
+            if self.index_memory(memory.agent_id, memory.memory_id) == "indexed":
+                done += 1
+        return done
+
+    # The Memory Learning Wall
+
+    def list_memories(self, agent_id: str, limit: int, cursor: str | None) -> Page[Memory]:
+        return self.store.list_memories(self.tenant, agent_id, limit=limit, cursor=cursor)
+
+    def set_importance(self, agent_id: str, memory_id: str, importance: str | float) -> Memory:
+        weight = resolve_importance(
+            importance, self.settings.importance.important, self.settings.importance.unimportant
+        )
+        memory = self._existing(agent_id, memory_id)
+        return self.store.update_memory(self.tenant, agent_id, memory.memory_id, importance=weight)
+
+    def delete_memory(self, agent_id: str, memory_id: str) -> None:
+        """Delete a lesson: marked deleted first (never retrieved again), then removed from the index."""
+        self._existing(agent_id, memory_id)
+        self.store.update_memory(self.tenant, agent_id, memory_id, status="deleted")
+        try:
+            self.vectors.delete(self.tenant, "lesson", agent_id, [memory_id])
+        except BackendUnavailable:
+            # Retrieval drops deleted lessons by their record, so a stale vector is never served.
+            log.warning("vector not deleted; the record is marked deleted", extra={"memory_id": memory_id})
+
+    def _existing(self, agent_id: str, memory_id: str) -> Memory:
+        memory = self.store.get_memory(self.tenant, agent_id, memory_id)
+        if memory is None or memory.status == "deleted":
+            raise NotFound(f"memory {memory_id} not found for agent {agent_id}")
+        return memory
+
+
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _derived_id(prefix: str, *parts: str) -> str:
+    return f"{prefix}_{_hash(chr(31).join(parts))[:32]}"

@@ -1,0 +1,150 @@
+"""`retrieve`: the memory an agent gets before a run, packed into its token budget."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import numpy as np
+
+from agentmem.domain.errors import BackendUnavailable
+from agentmem.domain.lessons import SECONDS_PER_DAY, Candidate, format_lessons, lesson_text, rank_lessons
+from agentmem.domain.models import ScoredLesson
+from agentmem.domain.packing import HistoryTurn, pack_context
+from agentmem.ports.vectors import VectorQuery
+from agentmem.service.memory import MemoryService
+from agentmem.tokens import get_token_counter
+
+log = logging.getLogger(__name__)
+# Fetch more neighbours than topK: importance may lift a less similar lesson above a more similar one.
+CANDIDATE_FACTOR = 8
+MAX_CANDIDATES = 100
+
+
+@dataclass
+class UserMemory:
+    """What a user's memory adds to a retrieve: profile, facts and recent history."""
+
+    profile: str | None = None
+    facts: list[dict[str, Any]] = field(default_factory=list)  # {"factId", "text", "score"}
+    history: list[HistoryTurn] = field(default_factory=list)  # newest last
+    degraded: list[str] = field(default_factory=list)
+
+
+class UserMemorySource(Protocol):
+    """Supplies a user's profile, facts and history (the conversation-memory side)."""
+
+    def for_retrieve(
+        self, user_id: str, thread_id: str | None, input_text: str, query_vector: np.ndarray | None
+    ) -> UserMemory: ...
+
+
+@dataclass
+class RetrievalService:
+    memory: MemoryService
+    users: UserMemorySource | None = None
+
+    def retrieve(
+        self,
+        agent_id: str,
+        input_text: str,
+        *,
+        user_id: str | None = None,
+        thread_id: str | None = None,
+        token_budget: int = 2000,
+        top_k: int | None = None,
+    ) -> dict[str, Any]:
+        settings = self.memory.settings
+        enabled = self.memory.is_enabled(agent_id)
+        degraded: list[str] = []
+        query_vector: np.ndarray | None = None
+        lessons: list[ScoredLesson] = []
+
+        needs_vector = enabled or (user_id is not None and self.users is not None)
+        if needs_vector:
+            try:
+                query_vector = self.memory.embedder.embed([input_text])[0]
+            except BackendUnavailable as exc:
+                degraded.append(exc.part)
+        if enabled and query_vector is not None:
+            try:
+                lessons = self._lessons(agent_id, query_vector, top_k or settings.top_k)
+            except BackendUnavailable as exc:
+                degraded.append(exc.part)
+
+        user = UserMemory()
+        if user_id is not None and self.users is not None:
+            user = self.users.for_retrieve(user_id, thread_id, input_text, query_vector)
+            degraded.extend(user.degraded)
+
+        packed = pack_context(
+            budget=token_budget,
+            lessons_message=format_lessons(lessons),
+            profile=user.profile,
+            facts=[f["text"] for f in user.facts],
+            history=user.history,
+            counter=get_token_counter(),
+        )
+        injected = [s.memory.memory_id for s in lessons] if packed.kept_lessons else []
+        run = self.memory.record_run(
+            agent_id, input_text, user_id=user_id, thread_id=thread_id, injected_memory_ids=injected
+        )
+        if injected:
+            try:
+                self.memory.store.record_injections(settings.tenant, agent_id, injected)
+            except BackendUnavailable:
+                log.warning("injection counts not updated")
+        kept_history = user.history[len(user.history) - packed.kept_history_count :] if packed.kept_history_count else []
+        return {
+            "runId": run.run_id,
+            "memory": "enabled" if enabled else "disabled",
+            "lessons": [_lesson_json(s) for s in lessons] if packed.kept_lessons else [],
+            "profile": user.profile,
+            "facts": user.facts[: packed.kept_fact_count],
+            "history": [{"role": t.role, "content": t.content} for t in kept_history],
+            "messages": packed.messages,
+            "tokens": packed.tokens,
+            "degraded": sorted(set(degraded)),
+        }
+
+    def _lessons(self, agent_id: str, query_vector: np.ndarray, top_k: int) -> list[ScoredLesson]:
+        settings = self.memory.settings
+        now = self.memory.clock()
+        hits = self.memory.vectors.search(
+            VectorQuery(
+                tenant=settings.tenant, kind="lesson", owner_id=agent_id, vector=query_vector,
+                k=min(MAX_CANDIDATES, top_k * CANDIDATE_FACTOR),
+                created_after=now - settings.max_memory_age_days * SECONDS_PER_DAY,
+            )
+        )
+        threshold = settings.effective_eligibility_threshold
+        hits = [h for h in hits if h.similarity >= threshold]
+        if not hits:
+            return []
+        similarity = {h.item_id: h.similarity for h in hits}
+        records = self.memory.store.get_memories(settings.tenant, agent_id, list(similarity))
+        return rank_lessons(
+            [Candidate(m, similarity[m.memory_id]) for m in records],
+            threshold=threshold, max_age_days=settings.max_memory_age_days, top_k=top_k, now=now,
+        )
+
+
+def _lesson_json(s: ScoredLesson) -> dict[str, Any]:
+    return {
+        "memoryId": s.memory.memory_id,
+        "rating": s.memory.rating,
+        "text": lesson_text(s.memory),
+        "similarity": round(s.similarity, 6),
+        "score": round(s.score, 6),
+        "createdAt": iso(s.memory.created_at),
+    }
+
+
+def iso(ts: float) -> str:
+    """An epoch timestamp as the API writes it: ISO 8601 UTC with milliseconds."""
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
