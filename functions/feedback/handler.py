@@ -4,17 +4,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
-from aws_lambda_powertools.event_handler.router import Router
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from agentmem.api.models import FeedbackRequest, MemoryPatchRequest, RunCreateRequest, RunOutputRequest
 from agentmem.api.observability import logger, metrics, tracer
 from agentmem.api.presenters import memory_json, run_json
 from agentmem.api.resolver import PathId, json_response, make_resolver, no_content
 from agentmem.domain.ids import ID_REGEX
 from agentmem.wiring import get_services
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
+from aws_lambda_powertools.event_handler.router import Router
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 router = Router()
 

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.utilities.parser import event_parser
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from agentmem.api.events import FeedbackSubmittedEvent
 from agentmem.api.observability import logger, metrics, tracer
 from agentmem.wiring import get_services
+from aws_lambda_powertools.utilities.parser import event_parser
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
 @logger.inject_lambda_context(clear_state=True)

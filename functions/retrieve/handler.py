@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler.openapi.params import Body
-from aws_lambda_powertools.event_handler.router import Router
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from agentmem.api.models import RetrieveRequest
 from agentmem.api.observability import logger, metrics, tracer
 from agentmem.api.resolver import PathId, make_resolver
 from agentmem.wiring import get_services
+from aws_lambda_powertools.event_handler.openapi.params import Body
+from aws_lambda_powertools.event_handler.router import Router
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 router = Router()
 

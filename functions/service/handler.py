@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.event_handler import Response, content_types
-from aws_lambda_powertools.event_handler.router import Router
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from agentmem import __version__
 from agentmem.api.observability import logger, tracer
 from agentmem.api.resolver import make_resolver, openapi_json
 from agentmem.config import get_settings
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.router import Router
+from aws_lambda_powertools.utilities.typing import LambdaContext
 
 router = Router()
 

@@ -175,7 +175,9 @@ class _CamelCaseToml(PydanticBaseSettingsSource):
         super().__init__(inner.settings_cls)
         self._inner = inner
 
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:  # pragma: no cover - unused
+    def get_field_value(
+        self, field: Any, field_name: str
+    ) -> tuple[Any, str, bool]:  # pragma: no cover - unused
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:

@@ -115,7 +115,9 @@ def build_services(
             from agentmem.adapters.aws.opensearch_index import OpenSearchVectorIndex
 
             vectors = OpenSearchVectorIndex(
-                settings.opensearch_endpoint or "", settings.vector_index, dimension=settings.embedding_dimension
+                settings.opensearch_endpoint or "",
+                settings.vector_index,
+                dimension=settings.embedding_dimension,
             )
         if embedder is None:
             from agentmem.adapters.aws.bedrock_embedder import BedrockEmbedder
@@ -126,7 +128,10 @@ def build_services(
 
             bus = EventBridgeBus(settings.event_bus_name or "")
     memory = MemoryService(
-        settings=settings, store=store, vectors=GuardedVectorIndex(vectors), embedder=GuardedEmbedder(embedder),
+        settings=settings,
+        store=store,
+        vectors=GuardedVectorIndex(vectors),
+        embedder=GuardedEmbedder(embedder),
         bus=bus,
     )
     retrieval = RetrievalService(memory=memory)

@@ -32,7 +32,9 @@ STATUS_BY_ERROR: dict[type[AgentMemError], int] = {
 _LOCATION_PREFIXES = {"body", "path", "query", "header", "headers"}
 
 
-def error_response(status: int, code: str, message: str, details: list[dict[str, str]] | None = None) -> Response:
+def error_response(
+    status: int, code: str, message: str, details: list[dict[str, str]] | None = None
+) -> Response:
     body = {"error": {"code": code, "message": message, "details": details or []}}
     return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(body))
 

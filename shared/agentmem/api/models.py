@@ -43,6 +43,6 @@ class FeedbackRequest(_Body):
 
 
 class MemoryPatchRequest(_Body):
-    importance: Literal["important", "unimportant", "neutral"] | Annotated[float, Field(ge=0.0, le=2.0)] = Field(
-        description="important (x1.5), unimportant (x0.3), neutral (x1.0), or a multiplier in [0, 2]."
+    importance: Literal["important", "unimportant", "neutral"] | Annotated[float, Field(ge=0.0, le=2.0)] = (
+        Field(description="important (x1.5), unimportant (x0.3), neutral (x1.0), or a multiplier in [0, 2].")
     )

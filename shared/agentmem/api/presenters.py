@@ -34,8 +34,13 @@ def run_json(run: Run, lessons: list[Memory]) -> dict[str, Any]:
         "threadId": run.thread_id,
         "injectedMemoryIds": run.injected_memory_ids,
         "feedback": [
-            {"feedbackId": m.feedback_id, "memoryId": m.memory_id, "rating": m.rating, "comment": m.comment,
-             "createdAt": iso(m.created_at)}
+            {
+                "feedbackId": m.feedback_id,
+                "memoryId": m.memory_id,
+                "rating": m.rating,
+                "comment": m.comment,
+                "createdAt": iso(m.created_at),
+            }
             for m in sorted(lessons, key=lambda m: m.created_at)
         ],
         "createdAt": iso(run.created_at),

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
-from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.event_handler.router import Router
 
 from agentmem import __version__
-from agentmem.api.errors import error_response, register_error_handlers
+from agentmem.api.errors import register_error_handlers
 from agentmem.domain.ids import ID_REGEX
 
 # API Gateway itself stops at 10 MB; nothing agentmem accepts is near this.
@@ -21,17 +20,19 @@ MAX_BODY_BYTES = 512 * 1024
 PathId = Annotated[str, Path(pattern=ID_REGEX, min_length=1, max_length=128)]
 
 
-def _limit_body_size(app: APIGatewayRestResolver, next_middleware: NextMiddleware):  # type: ignore[no-untyped-def]
-    body = app.current_event.body or ""
-    if len(body.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
-        return error_response(413, "too_large", f"the body exceeds {MAX_BODY_BYTES} bytes")
-    return next_middleware(app)
+class AgentMemResolver(APIGatewayRestResolver):
+    """The REST resolver, refusing oversize bodies before any parsing or validation."""
+
+    def resolve(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+        body = event.get("body") or ""
+        if len(body.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
+            return _too_large()
+        return super().resolve(event, context)
 
 
 def make_resolver(*routers: Router) -> APIGatewayRestResolver:
     """A REST resolver with request validation, the contract's error bodies and the given routes."""
-    app = APIGatewayRestResolver(enable_validation=True)
-    app.use(middlewares=[_limit_body_size])
+    app = AgentMemResolver(enable_validation=True)
     register_error_handlers(app)
     for router in routers:
         app.include_router(router)
@@ -46,7 +47,7 @@ def openapi_json(app: APIGatewayRestResolver) -> str:
         description=(
             "Persistent, tenant-isolated memory for AI agents. In AWS every method uses AWS_IAM "
             "authorization (SigV4, service execute-api); the local server accepts an optional bearer token. "
-            "Errors are {\"error\": {\"code\", \"message\", \"details\"}}; a 400 lists every invalid field."
+            'Errors are {"error": {"code", "message", "details"}}; a 400 lists every invalid field.'
         ),
     )
 
@@ -58,3 +59,15 @@ def json_response(status: int, body: object) -> Response:
 
 def no_content() -> Response:
     return Response(status_code=204, content_type=content_types.APPLICATION_JSON, body="")
+
+
+def _too_large() -> dict[str, Any]:
+    body = {
+        "error": {"code": "too_large", "message": f"the body exceeds {MAX_BODY_BYTES} bytes", "details": []}
+    }
+    return {
+        "statusCode": 413,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(body),
+        "isBase64Encoded": False,
+    }

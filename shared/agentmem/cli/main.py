@@ -23,15 +23,33 @@ def cli() -> None:
 
 
 @cli.command()
-@click.option("--host", default="127.0.0.1", show_default=True,
-              help="Address to listen on. Keep the loopback default unless you put an authenticating proxy in front.")
-@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535),
-              help="TCP port (0 picks a free one and prints it).")
-@click.option("--data-dir", default=str(DEFAULT_DATA_DIR), show_default=True,
-              type=click.Path(file_okay=False, path_type=Path),
-              help="Folder holding the SQLite files, vectors, outbox and key file; kept across restarts.")
-@click.option("--log-level", default="INFO", show_default=True,
-              type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]), help="Log verbosity.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on. Keep the loopback default unless you put an authenticating proxy in front.",
+)
+@click.option(
+    "--port",
+    default=8765,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="TCP port (0 picks a free one and prints it).",
+)
+@click.option(
+    "--data-dir",
+    default=str(DEFAULT_DATA_DIR),
+    show_default=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Folder holding the SQLite files, vectors, outbox and key file; kept across restarts.",
+)
+@click.option(
+    "--log-level",
+    default="INFO",
+    show_default=True,
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
+    help="Log verbosity.",
+)
 def serve(host: str, port: int, data_dir: Path, log_level: str) -> None:
     """Run the HTTP API locally on the embedded backends (SQLite, in-process vectors, local model)."""
     logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -43,9 +61,12 @@ def serve(host: str, port: int, data_dir: Path, log_level: str) -> None:
         raise click.ClickException(str(exc)) from None
     server = make_http_server(app, host, port)
     bound_host, bound_port = server.server_address[:2]
-    click.echo(f"agentmem {__version__} listening on http://{bound_host}:{bound_port} "
-               f"(data: {data_dir.resolve()}, tenant: {app.settings.tenant}, "
-               f"enabled agents: {', '.join(app.settings.enabled_agents) or 'none'})", err=True)
+    click.echo(
+        f"agentmem {__version__} listening on http://{bound_host}:{bound_port} "
+        f"(data: {data_dir.resolve()}, tenant: {app.settings.tenant}, "
+        f"enabled agents: {', '.join(app.settings.enabled_agents) or 'none'})",
+        err=True,
+    )
     sys.stderr.flush()
     try:
         server.serve_forever()

@@ -45,14 +45,21 @@ def resolve_importance(value: str | float | int, important: float, unimportant: 
     Named values map to the configured weights (neutral is 1.0); a number must lie in [0, 2].
     """
     if isinstance(value, bool):
-        raise InvalidInput("importance must be a name or a number",
-                           [{"field": "importance", "message": "must be a name or a number"}])
+        raise InvalidInput(
+            "importance must be a name or a number",
+            [{"field": "importance", "message": "must be a name or a number"}],
+        )
     if isinstance(value, str):
         named = {"important": important, "unimportant": unimportant, "neutral": 1.0}
         if value not in named:
             raise InvalidInput(
                 "unknown importance",
-                [{"field": "importance", "message": f"must be one of {', '.join(NAMED_IMPORTANCE)} or a number"}],
+                [
+                    {
+                        "field": "importance",
+                        "message": f"must be one of {', '.join(NAMED_IMPORTANCE)} or a number",
+                    }
+                ],
             )
         return named[value]
     low, high = IMPORTANCE_RANGE

@@ -30,7 +30,9 @@ def _compile(template: str) -> re.Pattern[str]:
 
 
 ROUTES: tuple[Route, ...] = tuple(
-    Route(spec.name, method, template, _compile(template)) for spec in FUNCTIONS for method, template in spec.routes
+    Route(spec.name, method, template, _compile(template))
+    for spec in FUNCTIONS
+    for method, template in spec.routes
 )
 
 
@@ -88,8 +90,15 @@ def proxy_event(
             "protocol": "HTTP/1.1",
             "accountId": "000000000000",
             "apiId": "local",
-            "identity": {"sourceIp": source_ip, "userAgent": headers.get("User-Agent"), "caller": None,
-                         "user": None, "userArn": None, "accessKey": None, "accountId": None},
+            "identity": {
+                "sourceIp": source_ip,
+                "userAgent": headers.get("User-Agent"),
+                "caller": None,
+                "user": None,
+                "userArn": None,
+                "accessKey": None,
+                "accountId": None,
+            },
         },
         "body": body,
         "isBase64Encoded": False,

@@ -60,7 +60,9 @@ class LocalApp:
             text = body.decode("utf-8") if body else None
         except UnicodeDecodeError:
             return _error(400, "validation_error", "the body is not UTF-8")
-        event = apigateway.proxy_event(found.route, found.path_parameters, method, raw_path, headers, text, source_ip)
+        event = apigateway.proxy_event(
+            found.route, found.path_parameters, method, raw_path, headers, text, source_ip
+        )
         result = invoke(found.route.function, event)
         out_headers = dict(result.get("headers") or {})
         for name, values in (result.get("multiValueHeaders") or {}).items():
@@ -73,15 +75,21 @@ class LocalApp:
         self.services.close()
 
 
-def create_app(data_dir: Path, *, start_worker: bool = True, **overrides: Any) -> LocalApp:
-    """Wire the local service on `data_dir`, index whatever was left pending, start the worker."""
+def create_app(
+    data_dir: Path, *, start_worker: bool = True, ports: dict[str, Any] | None = None, **overrides: Any
+) -> LocalApp:
+    """Wire the local service on `data_dir`, index whatever was left pending, start the worker.
+
+    `ports` may supply adapters by name (`embedder`, `vectors`, ...) in place of the defaults:
+    tests share one loaded model this way, or inject a failing backend.
+    """
     os.environ["AGENTMEM_DATA_DIR"] = str(data_dir)
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
     reset_settings()
     settings = load_settings(data_dir=data_dir, backend="local", **overrides)
     data_dir.mkdir(parents=True, exist_ok=True)
-    services = build_services(settings)
+    services = build_services(settings, **(ports or {}))
     set_services(services)
     from agentmem.adapters.local.event_bus import SqliteEventBus
 

@@ -27,7 +27,9 @@ def consumers_of(detail_type: str) -> list[str]:
 class EventWorker:
     """Delivers pending events to their consumers, in a background thread or on demand."""
 
-    def __init__(self, bus: SqliteEventBus, *, max_attempts: int = 8, base_delay: float = 0.5, max_delay: float = 60):
+    def __init__(
+        self, bus: SqliteEventBus, *, max_attempts: int = 8, base_delay: float = 0.5, max_delay: float = 60
+    ):
         self.bus = bus
         self.max_attempts = max_attempts
         self.base_delay = base_delay
@@ -43,8 +45,14 @@ class EventWorker:
                 invoke(function, event.envelope)
         except Exception as exc:
             attempts = event.attempts + 1
-            retry_in = None if attempts >= self.max_attempts else min(self.max_delay, self.base_delay * 2 ** (attempts - 1))
-            log.warning("event delivery failed (attempt %d): %s: %s", attempts, detail_type, type(exc).__name__)
+            retry_in = (
+                None
+                if attempts >= self.max_attempts
+                else min(self.max_delay, self.base_delay * 2 ** (attempts - 1))
+            )
+            log.warning(
+                "event delivery failed (attempt %d): %s: %s", attempts, detail_type, type(exc).__name__
+            )
             self.bus.fail(event.event_id, f"{type(exc).__name__}: {exc}", retry_in=retry_in)
             return False
         self.bus.ack(event.event_id)

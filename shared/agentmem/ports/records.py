@@ -12,7 +12,6 @@ from typing import Generic, Protocol, TypeVar
 
 from agentmem.domain.models import Feedback, Memory, MemoryStatus, Run
 
-
 T = TypeVar("T")
 
 

@@ -65,8 +65,14 @@ class MemoryService:
         run_id: str | None = None,
     ) -> Run:
         run = Run(
-            tenant=self.tenant, agent_id=agent_id, run_id=run_id or new_id("run"), input=input_text,
-            created_at=self.clock(), output=output, user_id=user_id, thread_id=thread_id,
+            tenant=self.tenant,
+            agent_id=agent_id,
+            run_id=run_id or new_id("run"),
+            input=input_text,
+            created_at=self.clock(),
+            output=output,
+            user_id=user_id,
+            thread_id=thread_id,
             injected_memory_ids=list(injected_memory_ids or []),
         )
         self.store.put_run(run)
@@ -111,15 +117,29 @@ class MemoryService:
         memory_id = _derived_id("mem", self.tenant, agent_id, feedback_id)
         created_at = self.clock()
         feedback = Feedback(
-            tenant=self.tenant, agent_id=agent_id, run_id=run_id, feedback_id=feedback_id, rating=rating,
-            comment=comment, created_at=created_at, memory_id=memory_id,
-            idempotency_key=idempotency_key, request_hash=request_hash,
+            tenant=self.tenant,
+            agent_id=agent_id,
+            run_id=run_id,
+            feedback_id=feedback_id,
+            rating=rating,
+            comment=comment,
+            created_at=created_at,
+            memory_id=memory_id,
+            idempotency_key=idempotency_key,
+            request_hash=request_hash,
         )
         memory = Memory(
-            tenant=self.tenant, agent_id=agent_id, memory_id=memory_id, run_id=run_id, feedback_id=feedback_id,
-            rating=rating, comment=comment,
+            tenant=self.tenant,
+            agent_id=agent_id,
+            memory_id=memory_id,
+            run_id=run_id,
+            feedback_id=feedback_id,
+            rating=rating,
+            comment=comment,
             digest=build_digest(comment, run.output, run.input, self.settings.digest_max_chars),
-            importance=1.0, created_at=created_at, status="pending",
+            importance=1.0,
+            created_at=created_at,
+            status="pending",
         )
         stored, created = self.store.add_feedback(feedback, memory)
         if not created and stored.request_hash != request_hash:
@@ -133,8 +153,13 @@ class MemoryService:
     def _publish_index_request(self, memory: Memory) -> None:
         event = DomainEvent(
             FEEDBACK_SUBMITTED,
-            {"tenant": memory.tenant, "agentId": memory.agent_id, "memoryId": memory.memory_id,
-             "runId": memory.run_id, "feedbackId": memory.feedback_id},
+            {
+                "tenant": memory.tenant,
+                "agentId": memory.agent_id,
+                "memoryId": memory.memory_id,
+                "runId": memory.run_id,
+                "feedbackId": memory.feedback_id,
+            },
         )
         try:
             receipts = self.bus.publish([event])
@@ -143,7 +168,9 @@ class MemoryService:
             failed = [exc.message]
         if failed:
             # The lesson is stored as pending; the pending sweep indexes it later. Nothing is lost.
-            log.warning("feedback event not published; lesson stays pending", extra={"memory_id": memory.memory_id})
+            log.warning(
+                "feedback event not published; lesson stays pending", extra={"memory_id": memory.memory_id}
+            )
 
     # Indexing
 
@@ -160,7 +187,9 @@ class MemoryService:
         if memory.status == "deleted":
             return "deleted"
         vector = self.embedder.embed([memory.digest])[0]
-        self.vectors.upsert([VectorItem(self.tenant, "lesson", agent_id, memory_id, vector, memory.created_at)])
+        self.vectors.upsert(
+            [VectorItem(self.tenant, "lesson", agent_id, memory_id, vector, memory.created_at)]
+        )
         if memory.status != "indexed":
             self.store.update_memory(self.tenant, agent_id, memory_id, status="indexed")
         return "indexed"

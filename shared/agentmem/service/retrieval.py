@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -97,12 +96,14 @@ class RetrievalService:
                 self.memory.store.record_injections(settings.tenant, agent_id, injected)
             except BackendUnavailable:
                 log.warning("injection counts not updated")
-        kept_history = user.history[len(user.history) - packed.kept_history_count :] if packed.kept_history_count else []
+        kept_history = (
+            user.history[len(user.history) - packed.kept_history_count :] if packed.kept_history_count else []
+        )
         return {
             "runId": run.run_id,
             "memory": "enabled" if enabled else "disabled",
             "lessons": [_lesson_json(s) for s in lessons] if packed.kept_lessons else [],
-            "profile": user.profile,
+            "profile": user.profile if packed.kept_profile else None,
             "facts": user.facts[: packed.kept_fact_count],
             "history": [{"role": t.role, "content": t.content} for t in kept_history],
             "messages": packed.messages,
@@ -115,7 +116,10 @@ class RetrievalService:
         now = self.memory.clock()
         hits = self.memory.vectors.search(
             VectorQuery(
-                tenant=settings.tenant, kind="lesson", owner_id=agent_id, vector=query_vector,
+                tenant=settings.tenant,
+                kind="lesson",
+                owner_id=agent_id,
+                vector=query_vector,
                 k=min(MAX_CANDIDATES, top_k * CANDIDATE_FACTOR),
                 created_after=now - settings.max_memory_age_days * SECONDS_PER_DAY,
             )
@@ -128,7 +132,10 @@ class RetrievalService:
         records = self.memory.store.get_memories(settings.tenant, agent_id, list(similarity))
         return rank_lessons(
             [Candidate(m, similarity[m.memory_id]) for m in records],
-            threshold=threshold, max_age_days=settings.max_memory_age_days, top_k=top_k, now=now,
+            threshold=threshold,
+            max_age_days=settings.max_memory_age_days,
+            top_k=top_k,
+            now=now,
         )
 
 
@@ -146,5 +153,3 @@ def _lesson_json(s: ScoredLesson) -> dict[str, Any]:
 def iso(ts: float) -> str:
     """An epoch timestamp as the API writes it: ISO 8601 UTC with milliseconds."""
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-

@@ -59,7 +59,15 @@ class SqliteEventBus:
     def publish(self, events: Sequence[DomainEvent]) -> list[PublishReceipt]:
         now = time.time()
         rows = [
-            (str(uuid.uuid4()), e.detail_type, e.source, json.dumps(e.detail), json.dumps(list(e.resources)), now, now)
+            (
+                str(uuid.uuid4()),
+                e.detail_type,
+                e.source,
+                json.dumps(e.detail),
+                json.dumps(list(e.resources)),
+                now,
+                now,
+            )
             for e in events
         ]
         with self._db.transaction() as conn:
@@ -96,7 +104,9 @@ class SqliteEventBus:
     def next_due_in(self) -> float | None:
         """Seconds until the next pending event is due (0 if one is due now), None if none is pending."""
         with self._db.reading() as conn:
-            row = conn.execute("SELECT MIN(next_attempt_at) AS t FROM events WHERE status='pending'").fetchone()
+            row = conn.execute(
+                "SELECT MIN(next_attempt_at) AS t FROM events WHERE status='pending'"
+            ).fetchone()
         return None if row["t"] is None else max(0.0, row["t"] - time.time())
 
     def ack(self, event_id: str) -> None:

@@ -58,8 +58,18 @@ class SqliteRecordStore:
                 conn.execute(
                     "INSERT INTO runs (tenant, agent_id, run_id, input, output, user_id, thread_id, injected,"
                     " feedback_ids, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (run.tenant, run.agent_id, run.run_id, run.input, run.output, run.user_id, run.thread_id,
-                     json.dumps(run.injected_memory_ids), json.dumps(run.feedback_ids), run.created_at),
+                    (
+                        run.tenant,
+                        run.agent_id,
+                        run.run_id,
+                        run.input,
+                        run.output,
+                        run.user_id,
+                        run.thread_id,
+                        json.dumps(run.injected_memory_ids),
+                        json.dumps(run.feedback_ids),
+                        run.created_at,
+                    ),
                 )
         except sqlite3.IntegrityError:
             raise Conflict(f"run {run.run_id} exists already") from None
@@ -99,16 +109,37 @@ class SqliteRecordStore:
             conn.execute(
                 "INSERT INTO feedback (tenant, agent_id, feedback_id, run_id, rating, comment, memory_id,"
                 " idempotency_key, request_hash, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (feedback.tenant, feedback.agent_id, feedback.feedback_id, feedback.run_id, feedback.rating,
-                 feedback.comment, feedback.memory_id, feedback.idempotency_key, feedback.request_hash,
-                 feedback.created_at),
+                (
+                    feedback.tenant,
+                    feedback.agent_id,
+                    feedback.feedback_id,
+                    feedback.run_id,
+                    feedback.rating,
+                    feedback.comment,
+                    feedback.memory_id,
+                    feedback.idempotency_key,
+                    feedback.request_hash,
+                    feedback.created_at,
+                ),
             )
             conn.execute(
                 "INSERT INTO memories (tenant, agent_id, memory_id, run_id, feedback_id, rating, comment, digest,"
                 " importance, status, injected_count, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (memory.tenant, memory.agent_id, memory.memory_id, memory.run_id, memory.feedback_id,
-                 memory.rating, memory.comment, memory.digest, memory.importance, memory.status,
-                 memory.injected_count, memory.created_at, memory.updated_at),
+                (
+                    memory.tenant,
+                    memory.agent_id,
+                    memory.memory_id,
+                    memory.run_id,
+                    memory.feedback_id,
+                    memory.rating,
+                    memory.comment,
+                    memory.digest,
+                    memory.importance,
+                    memory.status,
+                    memory.injected_count,
+                    memory.created_at,
+                    memory.updated_at,
+                ),
             )
             ids = [*json.loads(run["feedback_ids"]), feedback.feedback_id]
             conn.execute(
@@ -209,26 +240,49 @@ class SqliteRecordStore:
 
 def _run(row: sqlite3.Row) -> Run:
     return Run(
-        tenant=row["tenant"], agent_id=row["agent_id"], run_id=row["run_id"], input=row["input"],
-        created_at=row["created_at"], output=row["output"], user_id=row["user_id"], thread_id=row["thread_id"],
-        injected_memory_ids=json.loads(row["injected"]), feedback_ids=json.loads(row["feedback_ids"]),
+        tenant=row["tenant"],
+        agent_id=row["agent_id"],
+        run_id=row["run_id"],
+        input=row["input"],
+        created_at=row["created_at"],
+        output=row["output"],
+        user_id=row["user_id"],
+        thread_id=row["thread_id"],
+        injected_memory_ids=json.loads(row["injected"]),
+        feedback_ids=json.loads(row["feedback_ids"]),
     )
 
 
 def _feedback(row: sqlite3.Row) -> Feedback:
     return Feedback(
-        tenant=row["tenant"], agent_id=row["agent_id"], run_id=row["run_id"], feedback_id=row["feedback_id"],
-        rating=row["rating"], comment=row["comment"], created_at=row["created_at"], memory_id=row["memory_id"],
-        idempotency_key=row["idempotency_key"], request_hash=row["request_hash"],
+        tenant=row["tenant"],
+        agent_id=row["agent_id"],
+        run_id=row["run_id"],
+        feedback_id=row["feedback_id"],
+        rating=row["rating"],
+        comment=row["comment"],
+        created_at=row["created_at"],
+        memory_id=row["memory_id"],
+        idempotency_key=row["idempotency_key"],
+        request_hash=row["request_hash"],
     )
 
 
 def _memory(row: sqlite3.Row) -> Memory:
     return Memory(
-        tenant=row["tenant"], agent_id=row["agent_id"], memory_id=row["memory_id"], run_id=row["run_id"],
-        feedback_id=row["feedback_id"], rating=row["rating"], comment=row["comment"], digest=row["digest"],
-        importance=row["importance"], created_at=row["created_at"], status=row["status"],
-        injected_count=row["injected_count"], updated_at=row["updated_at"],
+        tenant=row["tenant"],
+        agent_id=row["agent_id"],
+        memory_id=row["memory_id"],
+        run_id=row["run_id"],
+        feedback_id=row["feedback_id"],
+        rating=row["rating"],
+        comment=row["comment"],
+        digest=row["digest"],
+        importance=row["importance"],
+        created_at=row["created_at"],
+        status=row["status"],
+        injected_count=row["injected_count"],
+        updated_at=row["updated_at"],
     )
 
 
@@ -243,4 +297,6 @@ def _decode_cursor(cursor: str) -> tuple[float, str]:
         created_at, memory_id = json.loads(raw)
         return float(created_at), str(memory_id)
     except (ValueError, TypeError):
-        raise InvalidInput("invalid cursor", [{"field": "cursor", "message": "not a cursor this API returned"}]) from None
+        raise InvalidInput(
+            "invalid cursor", [{"field": "cursor", "message": "not a cursor this API returned"}]
+        ) from None

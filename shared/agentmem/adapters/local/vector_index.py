@@ -130,8 +130,10 @@ class LocalVectorIndex:
             with self._db.transaction() as conn:
                 conn.executemany(
                     "INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?,?,?)",
-                    [(i.tenant, i.kind, i.owner_id, i.item_id, i.created_at, len(v), v.tobytes())
-                     for i, v in prepared],
+                    [
+                        (i.tenant, i.kind, i.owner_id, i.item_id, i.created_at, len(v), v.tobytes())
+                        for i, v in prepared
+                    ],
                 )
             for item, vector in prepared:
                 self._group((item.tenant, item.kind, item.owner_id), len(vector)).put(
@@ -168,7 +170,9 @@ class LocalVectorIndex:
             if group is None:
                 return []
             if group.dimension != len(vector):
-                raise ValueError(f"query dimension {len(vector)} does not match the index's {group.dimension}")
+                raise ValueError(
+                    f"query dimension {len(vector)} does not match the index's {group.dimension}"
+                )
             return group.search(vector, query.k, query.created_after)
 
 

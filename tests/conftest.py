@@ -1,0 +1,28 @@
+"""Fixtures shared by every test layer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EVENTS = ROOT / "events"
+EVAL_DIR = ROOT.parent / "shared" / "eval"
+
+
+def load_event(name: str) -> dict[str, Any]:
+    """A sample event from events/<source>/<case>.json."""
+    return json.loads((EVENTS / f"{name}.json").read_text())
+
+
+@pytest.fixture(scope="session")
+def minilm():
+    """One loaded MiniLM model for the whole session (loading the weights takes about a second)."""
+    from agentmem.adapters.local.minilm import MiniLMEmbedder
+
+    embedder = MiniLMEmbedder()
+    embedder.embed(["warm up"])
+    return embedder

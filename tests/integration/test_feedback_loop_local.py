@@ -1,0 +1,319 @@
+"""The feedback-learning loop through the real handlers, on the embedded backends."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from agentmem.local.server import create_app
+
+from tests.integration.local_client import LocalCaller
+
+AUDIT = "Audit this outdoor gear article for brand voice: our trail magic moments make every hike special."
+SIMILAR = "Audit this hiking article for brand voice: trail magic moments keep every hike special."
+UNRELATED = "Summarise the quarterly tax filing obligations for a limited company in Germany."
+COMMENT = "'Trail magic' is our brand's own idiom, used on purpose. Do not flag it."
+
+
+class SwitchableEmbedder:
+    """The real embedder behind a switch that makes it fail like an unreachable model endpoint."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dimension = inner.dimension
+        self.down = False
+
+    def embed(self, texts):
+        if self.down:
+            raise ConnectionError("model endpoint unreachable")
+        return self.inner.embed(texts)
+
+
+@pytest.fixture
+def embedder(minilm):
+    return SwitchableEmbedder(minilm)
+
+
+@pytest.fixture
+def app(tmp_path: Path, embedder):
+    app = create_app(tmp_path, start_worker=False, ports={"embedder": embedder},
+                     enabled_agents=["auditor", "writer"])
+    yield app
+    app.close()
+
+
+@pytest.fixture
+def call(app):
+    return LocalCaller(app)
+
+
+def run_with_feedback(call, app, agent="auditor", text=AUDIT, rating="down", comment=COMMENT, key=None):
+    status, answer = call("POST", f"/v1/agents/{agent}/retrieve", {"input": text})
+    assert status == 200
+    run_id = answer["runId"]
+    assert call("PUT", f"/v1/agents/{agent}/runs/{run_id}/output", {"output": "FLAG: 'trail magic' (cliché)"})[0] == 204
+    headers = {"Idempotency-Key": key} if key else None
+    status, receipt = call("POST", f"/v1/agents/{agent}/runs/{run_id}/feedback",
+                           {"rating": rating, "comment": comment}, headers)
+    assert status == 202, receipt
+    return run_id, receipt
+
+
+def test_a_thumbs_down_becomes_a_lesson_injected_into_the_next_similar_run(app, call):
+    run_id, receipt = run_with_feedback(call, app)
+    assert receipt["status"] == "accepted"
+    assert app.worker.drain() >= 1
+
+    status, answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})
+
+    assert status == 200 and answer["memory"] == "enabled"
+    assert [lesson["memoryId"] for lesson in answer["lessons"]] == [receipt["memoryId"]]
+    lesson = answer["lessons"][0]
+    assert lesson["rating"] == "down" and COMMENT in lesson["text"]
+    assert lesson["score"] == pytest.approx(lesson["similarity"])
+    system = answer["messages"][0]
+    assert system["role"] == "system" and "Lessons from past runs" in system["content"]
+    assert "Mistakes to avoid" in system["content"] and COMMENT in system["content"]
+    assert 0 < answer["tokens"] <= 2000
+    # The run records which lessons it was shown.
+    status, run = call("GET", f"/v1/agents/auditor/runs/{answer['runId']}")
+    assert run["injectedMemoryIds"] == [receipt["memoryId"]]
+    status, first = call("GET", f"/v1/agents/auditor/runs/{run_id}")
+    assert first["feedback"][0]["comment"] == COMMENT and first["output"].startswith("FLAG")
+
+
+def test_an_unrelated_input_gets_no_lesson(app, call):
+    run_with_feedback(call, app)
+    app.worker.drain()
+    status, answer = call("POST", "/v1/agents/auditor/retrieve", {"input": UNRELATED})
+    assert status == 200 and answer["lessons"] == [] and answer["messages"] == []
+
+
+def test_thumbs_up_is_a_pattern_to_keep(app, call):
+    run_with_feedback(call, app, rating="up", comment="Good catch of the passive voice; keep doing this.")
+    app.worker.drain()
+    answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]
+    assert answer["lessons"][0]["rating"] == "up"
+    assert "Validated patterns to keep" in answer["messages"][0]["content"]
+
+
+def test_lessons_never_cross_agents(app, call):
+    run_with_feedback(call, app, agent="auditor")
+    app.worker.drain()
+    answer = call("POST", "/v1/agents/writer/retrieve", {"input": AUDIT})[1]
+    assert answer["memory"] == "enabled" and answer["lessons"] == []
+
+
+def test_a_disabled_agent_still_gets_an_answer_but_no_memory_and_cannot_take_feedback(app, call):
+    status, answer = call("POST", "/v1/agents/stranger/retrieve", {"input": AUDIT})
+    assert status == 200 and answer["memory"] == "disabled" and answer["lessons"] == []
+    status, error = call("POST", f"/v1/agents/stranger/runs/{answer['runId']}/feedback", {"rating": "down"})
+    assert status == 403 and error["error"]["code"] == "memory_disabled"
+
+
+def test_the_same_idempotency_key_gives_the_same_answer_and_one_memory(app, call):
+    run_id, first = run_with_feedback(call, app, key="review-1")
+    for _ in range(3):
+        status, again = call("POST", f"/v1/agents/auditor/runs/{run_id}/feedback",
+                             {"rating": "down", "comment": COMMENT}, {"Idempotency-Key": "review-1"})
+        assert status == 202 and again == first
+    items = call("GET", "/v1/agents/auditor/memories")[1]["items"]
+    assert [m["memoryId"] for m in items] == [first["memoryId"]]
+    status, error = call("POST", f"/v1/agents/auditor/runs/{run_id}/feedback",
+                         {"rating": "up"}, {"Idempotency-Key": "review-1"})
+    assert status == 409 and error["error"]["code"] == "conflict"
+
+
+def test_feedback_on_an_unknown_run_is_404_and_writes_nothing(app, call):
+    status, error = call("POST", "/v1/agents/auditor/runs/run-unknown/feedback", {"rating": "down"})
+    assert status == 404 and error["error"]["code"] == "not_found"
+    assert call("GET", "/v1/agents/auditor/memories")[1]["items"] == []
+
+
+def test_every_invalid_field_is_reported_at_once_and_nothing_is_written(app, call, tmp_path):
+    before = _row_counts(tmp_path)
+    status, error = call("POST", "/v1/agents/bad agent!/retrieve",
+                         {"input": 7, "tokenBudget": 5, "topK": 11, "userId": "-x", "surprise": True})
+    assert status == 400 and error["error"]["code"] == "validation_error"
+    fields = {d["field"] for d in error["error"]["details"]}
+    assert fields == {"agentId", "input", "tokenBudget", "topK", "userId", "surprise"}
+    status, error = call("POST", "/v1/agents/auditor/runs/run-1/feedback", {"rating": "meh", "comment": "x" * 4001})
+    assert status == 400 and {d["field"] for d in error["error"]["details"]} == {"rating", "comment"}
+    status, error = call("POST", "/v1/agents/auditor/retrieve", {"input": "x" * 32_001})
+    assert status == 400 and error["error"]["details"][0]["field"] == "input"
+    status, error = call("POST", "/v1/agents/auditor/retrieve", raw=b"{not json")
+    assert status == 400 and error["error"]["details"] == [{"field": "body", "message": "the body is not valid JSON"}]
+    status, error = call("POST", "/v1/agents/auditor/retrieve", raw=b'{"input": "' + b"x" * 600_000 + b'"}')
+    assert status == 413 and error["error"]["code"] == "too_large"
+    status, error = call("PATCH", "/v1/agents/auditor/memories/mem-1", {"importance": 2.5})
+    assert status == 400
+    status, error = call("GET", "/v1/agents/auditor/memories?limit=0&cursor=")
+    assert status == 400 and error["error"]["details"][0]["field"] == "limit"
+    assert _row_counts(tmp_path) == before
+
+
+def test_input_at_the_limit_is_accepted(call):
+    assert call("POST", "/v1/agents/auditor/retrieve", {"input": "x" * 32_000})[0] == 200
+
+
+def test_importance_multiplies_the_score_but_not_eligibility(app, call):
+    _, receipt = run_with_feedback(call, app)
+    app.worker.drain()
+    memory_id = receipt["memoryId"]
+    status, memory = call("PATCH", f"/v1/agents/auditor/memories/{memory_id}", {"importance": "important"})
+    assert status == 200 and memory["importance"] == 1.5
+    lesson = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]["lessons"][0]
+    assert lesson["score"] == pytest.approx(lesson["similarity"] * 1.5, abs=1e-5)
+    call("PATCH", f"/v1/agents/auditor/memories/{memory_id}", {"importance": 0})
+    lesson = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]["lessons"][0]
+    assert lesson["score"] == 0 and lesson["similarity"] > 0.35
+    assert call("PATCH", "/v1/agents/auditor/memories/mem-missing", {"importance": "neutral"})[0] == 404
+
+
+def test_a_more_important_lesson_outranks_a_more_similar_one(app, call):
+    _, close = run_with_feedback(call, app, text=SIMILAR, comment="Close lesson.")
+    _, far = run_with_feedback(call, app, text=AUDIT + " Also check the product names.", comment="Far lesson.")
+    app.worker.drain()
+    call("PATCH", f"/v1/agents/auditor/memories/{far['memoryId']}", {"importance": 2})
+    lessons = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]["lessons"]
+    assert [x["memoryId"] for x in lessons] == [far["memoryId"], close["memoryId"]]
+    assert lessons[0]["similarity"] < lessons[1]["similarity"]
+
+
+def test_a_deleted_lesson_is_never_retrieved_again(app, call):
+    _, receipt = run_with_feedback(call, app)
+    app.worker.drain()
+    assert call("DELETE", f"/v1/agents/auditor/memories/{receipt['memoryId']}")[0] == 204
+    assert call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]["lessons"] == []
+    assert call("GET", "/v1/agents/auditor/memories")[1]["items"] == []
+    assert call("DELETE", f"/v1/agents/auditor/memories/{receipt['memoryId']}")[0] == 404
+
+
+def test_lessons_older_than_max_age_are_not_eligible(app, call):
+    run_with_feedback(call, app)
+    app.worker.drain()
+    real_clock = app.services.memory.clock
+    app.services.memory.clock = lambda: real_clock() + 91 * 86_400
+    assert call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]["lessons"] == []
+
+
+def test_memories_page_newest_first_with_a_cursor(app, call):
+    ids = [run_with_feedback(call, app, comment=f"lesson {i}")[1]["memoryId"] for i in range(5)]
+    seen, cursor = [], None
+    while True:
+        path = "/v1/agents/auditor/memories?limit=2" + (f"&cursor={cursor}" if cursor else "")
+        status, page = call("GET", path)
+        assert status == 200 and len(page["items"]) <= 2
+        seen += [m["memoryId"] for m in page["items"]]
+        cursor = page["nextCursor"]
+        if not cursor:
+            break
+    assert seen == list(reversed(ids))
+    status, error = call("GET", "/v1/agents/auditor/memories?cursor=garbage!!")
+    assert status == 400 and error["error"]["details"][0]["field"] == "cursor"
+
+
+def test_a_failed_embedder_degrades_retrieve_and_feedback_is_indexed_once_it_recovers(app, call, embedder):
+    _run_id, receipt = run_with_feedback(call, app)
+    embedder.down = True
+    status, answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})
+    assert status == 200 and answer["degraded"] == ["embedder"] and answer["lessons"] == []
+    assert app.worker.drain() == 0  # the indexer failed; the event waits for a retry
+    assert call("GET", "/v1/agents/auditor/memories")[1]["items"][0]["status"] == "pending"
+    embedder.down = False
+    app.worker.base_delay = 0
+    _make_due_now(app)
+    assert app.worker.drain() >= 1
+    lessons = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]["lessons"]
+    assert [x["memoryId"] for x in lessons] == [receipt["memoryId"]]
+
+
+def test_a_failed_vector_index_degrades_retrieve(app, call):
+    run_with_feedback(call, app)
+    app.worker.drain()
+    index = app.services.memory.vectors.inner
+    original = index.search
+    index.search = lambda query: (_ for _ in ()).throw(OSError("index unreachable"))
+    try:
+        status, answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})
+    finally:
+        index.search = original
+    assert status == 200 and answer["degraded"] == ["vectors"] and answer["lessons"] == []
+
+
+def test_killing_the_server_between_feedback_and_indexing_loses_nothing(tmp_path, embedder):
+    first = create_app(tmp_path, start_worker=False, ports={"embedder": embedder}, enabled_agents=["auditor"])
+    _, receipt = run_with_feedback(LocalCaller(first), first)
+    first.close()  # stopped before the worker ever ran: the event is only on disk
+
+    second = create_app(tmp_path, start_worker=False, ports={"embedder": embedder}, enabled_agents=["auditor"])
+    try:
+        assert second.worker.drain() >= 1
+        lessons = LocalCaller(second)("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]["lessons"]
+        assert [x["memoryId"] for x in lessons] == [receipt["memoryId"]]
+    finally:
+        second.close()
+
+
+def test_the_background_worker_indexes_feedback_without_help(tmp_path, embedder):
+    import time
+
+    app = create_app(tmp_path, ports={"embedder": embedder}, enabled_agents=["auditor"])
+    try:
+        call = LocalCaller(app)
+        _, receipt = run_with_feedback(call, app)
+        deadline = time.monotonic() + 10
+        lessons = []
+        while time.monotonic() < deadline and not lessons:
+            lessons = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]["lessons"]
+            time.sleep(0.05)
+        assert [x["memoryId"] for x in lessons] == [receipt["memoryId"]]
+    finally:
+        app.close()
+
+
+def test_the_openapi_document_lists_every_route_of_the_catalog(call):
+    from functions.catalog import FUNCTIONS
+
+    status, doc = call("GET", "/v1/openapi.json")
+    assert status == 200 and doc["openapi"].startswith("3.")
+    for spec in FUNCTIONS:
+        for method, template in spec.routes:
+            assert method.lower() in doc["paths"][template], (method, template)
+
+
+def test_unknown_routes_and_methods_get_the_contract_error(call):
+    status, error = call("GET", "/v1/nothing-here")
+    assert status == 404 and error["error"]["code"] == "not_found"
+    status, error = call("DELETE", "/v1/health")
+    assert status == 405
+
+
+def test_the_embedding_of_a_repeated_input_is_computed_once(app, call, minilm):
+    call("POST", "/v1/agents/auditor/retrieve", {"input": "a repeated input, seen twice"})
+    before = minilm.texts_encoded
+    call("POST", "/v1/agents/auditor/retrieve", {"input": "a repeated input, seen twice"})
+    assert minilm.texts_encoded == before
+
+
+def _make_due_now(app) -> None:
+    with sqlite3.connect(app.settings.data_dir / "events.db") as conn:
+        conn.execute("UPDATE events SET next_attempt_at = 0 WHERE status = 'pending'")
+
+
+def _row_counts(data_dir: Path) -> dict[str, int]:
+    counts = {}
+    with sqlite3.connect(data_dir / "agentmem.db") as conn:
+        for table in ("runs", "feedback", "memories"):
+            counts[table] = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+    with sqlite3.connect(data_dir / "events.db") as conn:
+        counts["events"] = conn.execute("SELECT COUNT(*) FROM events").fetchone()[0]
+    return counts
+
+
+def test_similarity_scores_are_cosines(minilm):
+    a, b = minilm.embed([AUDIT, SIMILAR])
+    assert np.isclose(np.linalg.norm(a), 1, atol=1e-5) and 0.35 < float(a @ b) <= 1
