@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from agentmem.api.models import FeedbackRequest, MemoryPatchRequest, RunCreateRequest, RunOutputRequest
-from agentmem.api.observability import logger, metrics, tracer
+from agentmem.api.observability import count, logger, metrics, tracer
 from agentmem.api.presenters import memory_json, run_json
 from agentmem.api.resolver import PathId, json_response, make_resolver, no_content
 from agentmem.domain.ids import ID_REGEX
@@ -50,7 +50,7 @@ def submit_feedback(
         agentId, runId, request.rating, request.comment, idempotency_key
     )
     if receipt.created:
-        metrics.add_metric(name="FeedbackAccepted", unit="Count", value=1)
+        count("FeedbackAccepted")
     return json_response(202, {"feedbackId": receipt.feedback_id, "memoryId": receipt.memory_id, "status": "accepted"})
 
 

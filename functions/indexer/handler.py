@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentmem.api.events import FeedbackSubmittedEvent
-from agentmem.api.observability import logger, metrics, tracer
+from agentmem.api.observability import count, logger, metrics, tracer
 from agentmem.wiring import get_services
 from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -29,5 +29,5 @@ def lambda_handler(event: FeedbackSubmittedEvent, context: LambdaContext) -> dic
     outcome = services.memory.index_memory(detail.agent_id, detail.memory_id)
     logger.info("lesson indexing", extra={"memory_id": detail.memory_id, "outcome": outcome})
     if outcome == "indexed":
-        metrics.add_metric(name="LessonsIndexed", unit="Count", value=1)
+        count("LessonsIndexed")
     return {"status": outcome, "memoryId": detail.memory_id}

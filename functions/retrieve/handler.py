@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from agentmem.api.models import RetrieveRequest
-from agentmem.api.observability import logger, metrics, tracer
+from agentmem.api.observability import count, logger, metrics, tracer
 from agentmem.api.resolver import PathId, make_resolver
 from agentmem.wiring import get_services
 from aws_lambda_powertools.event_handler.openapi.params import Body
@@ -25,7 +25,7 @@ def retrieve(agentId: PathId, request: Annotated[RetrieveRequest, Body()]) -> di
         token_budget=request.token_budget,
         top_k=request.top_k,
     )
-    metrics.add_metric(name="LessonsInjected", unit="Count", value=len(answer["lessons"]))
+    count("LessonsInjected", len(answer["lessons"]))
     if answer["degraded"]:
         logger.warning("retrieve degraded", extra={"degraded": answer["degraded"]})
     return answer

@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.metrics.functions import is_metrics_disabled
 
 SERVICE = "agentmem"
 
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
 metrics = Metrics(namespace="agentmem", service=SERVICE)
+
+
+def count(name: str, value: float = 1) -> None:
+    """Add a Count metric, unless metrics are disabled (the local server).
+
+    Powertools skips the flush when metrics are disabled but keeps collecting,
+    and prints anyway once 100 values pile up; not collecting avoids that.
+    """
+    if not is_metrics_disabled():
+        metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)

@@ -79,3 +79,79 @@ def serve(host: str, port: int, data_dir: Path, log_level: str) -> None:
 
 def main() -> None:  # pragma: no cover
     cli()
+
+
+@cli.command()
+@click.argument("function")
+@click.argument("event_file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--data-dir", default=str(DEFAULT_DATA_DIR), show_default=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Local data folder the handler works on (with --backend local).")
+@click.option("--backend", type=click.Choice(["local", "aws"]), default="local", show_default=True,
+              help="local: the embedded backends in --data-dir. aws: real AWS, configured by AGENTMEM_* "
+                   "variables (table, bus, keys, collection) and your AWS credentials.")
+@click.option("--enable-agent", "enabled", multiple=True,
+              help="Agent id to enable memory for during this call (repeatable); adds to AGENTMEM_ENABLED_AGENTS.")
+def invoke(function: str, event_file: Path, data_dir: Path, backend: str, enabled: tuple[str, ...]) -> None:
+    """Run one Lambda handler on a sam-style EVENT_FILE (like `sam local invoke`) and print its result.
+
+    FUNCTION is a name from functions/catalog.py (retrieve, feedback, indexer, conversations, consolidate,
+    service). Example: agentmem invoke retrieve events/retrieve/basic.json --enable-agent brand-auditor
+    """
+    import json
+    import os
+
+    from functions.catalog import FUNCTIONS
+
+    names = [spec.name for spec in FUNCTIONS]
+    if function not in names:
+        raise click.BadParameter(f"must be one of {', '.join(names)}", param_hint="FUNCTION")
+    try:
+        event = json.loads(event_file.read_text())
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not JSON: {exc}", param_hint="EVENT_FILE") from None
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+    from agentmem.config import get_settings, reset_settings
+    from agentmem.local.lambda_runtime import invoke as run_handler
+
+    os.environ["AGENTMEM_BACKEND"] = backend
+    if backend == "local":
+        os.environ["AGENTMEM_DATA_DIR"] = str(data_dir.resolve())
+    if enabled:
+        current = [a for a in os.environ.get("AGENTMEM_ENABLED_AGENTS", "").split(",") if a]
+        os.environ["AGENTMEM_ENABLED_AGENTS"] = ",".join(dict.fromkeys([*current, *enabled]))
+    reset_settings()
+    try:
+        get_settings()
+    except ConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    result = run_handler(function, event)
+    click.echo(json.dumps(result, indent=2, default=str))
+
+
+@cli.group(name="eval")
+def eval_group() -> None:
+    """Measure agentmem on public evaluation data (PII detection, LoCoMo recall)."""
+
+
+@eval_group.command(name="pii")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help='Print one JSON object {"by_type": {TYPE: {...}}}.')
+def eval_pii(path: Path, as_json: bool) -> None:
+    """Precision and recall per entity type of the local PII detector on a Presidio-format file.
+
+    PATH is a JSON list of {"full_text", "spans": [{"entity_type", "start_position", "end_position"}]},
+    e.g. ../shared/eval/pii-dev.json.
+    """
+    import json
+
+    from agentmem.adapters.local.pii_regex import RegexPiiDetector
+    from agentmem.eval.pii import evaluate_detector, format_table, load_records
+
+    try:
+        records = load_records(path)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from None
+    result = evaluate_detector(RegexPiiDetector(), records)
+    click.echo(json.dumps(result, indent=2) if as_json else format_table(result))

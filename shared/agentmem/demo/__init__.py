@@ -1,0 +1,1 @@
+"""`agentmem demo`: the Brand Voice Audit, the feedback-learning loop end to end."""
