@@ -317,3 +317,9 @@ def _row_counts(data_dir: Path) -> dict[str, int]:
 def test_similarity_scores_are_cosines(minilm):
     a, b = minilm.embed([AUDIT, SIMILAR])
     assert np.isclose(np.linalg.norm(a), 1, atol=1e-5) and 0.35 < float(a @ b) <= 1
+
+
+def test_a_bad_importance_is_reported_under_its_own_field_name(call):
+    status, error = call("PATCH", "/v1/agents/auditor/memories/mem-1", {"importance": "huge"})
+    assert status == 400
+    assert [d["field"] for d in error["error"]["details"]] == ["importance"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -30,6 +31,8 @@ STATUS_BY_ERROR: dict[type[AgentMemError], int] = {
 }
 # Where pydantic puts a parameter, and the name the client knows it by.
 _LOCATION_PREFIXES = {"body", "path", "query", "header", "headers"}
+# pydantic's names for union branches (`literal['a','b']`, `constrained-float`, `function-after[...]`).
+_BRANCH_TAG = re.compile(r".*\[.*|(constrained|function|lax-or-strict|json-or-python|tagged-union|nullable)-.*")
 
 
 def error_response(
@@ -40,8 +43,13 @@ def error_response(
 
 
 def field_details(errors: list[Any]) -> list[dict[str, str]]:
-    """Every pydantic error as `{"field", "message"}`, the field named as the client sent it."""
-    details = []
+    """Every pydantic error as `{"field", "message"}`, the field named as the client sent it.
+
+    A union (`"important" | number`) fails once per branch; pydantic names the
+    branches in the location (`literal[...]`, `constrained-float`). Those are
+    dropped, and the branch messages of one field are joined into one entry.
+    """
+    merged: dict[str, list[str]] = {}
     for err in errors:
         loc = [str(p) for p in err.get("loc", ())]
         if loc and loc[0] in _LOCATION_PREFIXES:
@@ -49,12 +57,15 @@ def field_details(errors: list[Any]) -> list[dict[str, str]]:
         # The whole body was one parameter named after the handler's argument: drop that name.
         if len(loc) > 1 and loc[0] in {"request", "payload"}:
             loc = loc[1:]
+        loc = [part for part in loc if not _BRANCH_TAG.fullmatch(part)]
         field = ".".join(loc) or "body"
         message = err.get("msg", "invalid")
         if err.get("type") == "json_invalid":
             field, message = "body", "the body is not valid JSON"
-        details.append({"field": field, "message": message})
-    return details
+        messages = merged.setdefault(field, [])
+        if message not in messages:
+            messages.append(message)
+    return [{"field": field, "message": "; or ".join(messages)} for field, messages in merged.items()]
 
 
 def register_error_handlers(app: APIGatewayRestResolver) -> None:

@@ -1,0 +1,567 @@
+"""`MemoryClient`: the whole HTTP contract (API.md) from Python, against AWS or `agentmem serve`.
+
+Transport is the standard library's `http.client`, for separate connect and
+read timeouts and for keeping connections open (one per thread and host).
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import logging
+import random
+import ssl
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TypeVar
+from urllib.parse import quote, urlencode, urlsplit
+from urllib.request import getproxies, proxy_bypass
+
+import pydantic
+
+from agentmem import __version__
+from agentmem.client.errors import (
+    ApiError,
+    TransportError,
+    UnexpectedResponse,
+    error_from_response,
+)
+from agentmem.client.models import (
+    Fact,
+    FeedbackReceipt,
+    Health,
+    Importance,
+    Memory,
+    MemoryPage,
+    Profile,
+    ProfileVersion,
+    Rating,
+    RetrieveResult,
+    Run,
+    Turn,
+    TurnPage,
+    items_of,
+)
+from agentmem.client.signing import SigV4Signer, host_header, is_execute_api_url, region_from_url
+
+log = logging.getLogger(__name__)
+_Model = TypeVar("_Model", bound=pydantic.BaseModel)
+
+# Answers that say the request was not carried out, so any request may be sent again:
+# 429 is throttling before the function runs, and 503 is the contract's "a failed request writes nothing".
+RETRY_ANY_REQUEST = frozenset({429, 503})
+# Answers after which the request may or may not have been carried out (a timed-out or crashed
+# function): sent again only when doing it twice does no harm.
+RETRY_IF_SAFE = frozenset({502, 504})
+IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"})
+# An idle keep-alive connection the server already closed fails like this before the server reads anything.
+_STALE_CONNECTION = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+
+
+class _ConnectFailed(Exception):
+    """Nothing was sent: any request may be retried."""
+
+
+class _ExchangeFailed(Exception):
+    """The request may have reached the server, but no answer came back."""
+
+
+def _segment(value: str | int) -> str:
+    return quote(str(value), safe="")
+
+
+class _Connections(threading.local):
+    def __init__(self) -> None:
+        self.by_origin: dict[tuple[str, str], http.client.HTTPConnection] = {}
+
+
+class HttpTransport:
+    """Sends one request and reads the whole answer; keeps one open connection per thread and origin."""
+
+    def __init__(self, connect_timeout: float, read_timeout: float, ssl_context: ssl.SSLContext | None = None):
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self._ssl_context = ssl_context
+        self._local = _Connections()
+        self._all: set[http.client.HTTPConnection] = set()
+        self._all_lock = threading.Lock()
+
+    def send(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
+        parts = urlsplit(url)
+        origin = (parts.scheme, parts.netloc)
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        conn = self._local.by_origin.get(origin)
+        # A connection `close()` shut from another thread would silently reopen without the read timeout.
+        if conn is not None and conn.sock is not None:
+            try:
+                return self._exchange(conn, origin, method, target, headers, body)
+            except _ExchangeFailed as exc:
+                if not isinstance(exc.__cause__, _STALE_CONNECTION):
+                    raise
+                log.debug("kept-alive connection was closed by the server; reconnecting")
+        conn = self._connect(parts.scheme, parts.hostname or "", parts.port)
+        self._local.by_origin[origin] = conn
+        return self._exchange(conn, origin, method, target, headers, body)
+
+    def _connect(self, scheme: str, host: str, port: int | None) -> http.client.HTTPConnection:
+        conn: http.client.HTTPConnection
+        if scheme == "https":
+            context = self._ssl_context or ssl.create_default_context()
+            proxy = _https_proxy(host)
+            if proxy is not None:
+                conn = http.client.HTTPSConnection(
+                    proxy.hostname or "", proxy.port or 80, timeout=self.connect_timeout, context=context
+                )
+                conn.set_tunnel(host, port or 443)
+            else:
+                conn = http.client.HTTPSConnection(host, port or 443, timeout=self.connect_timeout, context=context)
+        elif scheme == "http":
+            conn = http.client.HTTPConnection(host, port or 80, timeout=self.connect_timeout)
+        else:
+            raise ValueError(f"unsupported URL scheme {scheme!r}")
+        try:
+            conn.connect()
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            raise _ConnectFailed(f"{type(exc).__name__}: {exc}") from exc
+        assert conn.sock is not None
+        conn.sock.settimeout(self.read_timeout)
+        with self._all_lock:
+            self._all.add(conn)
+        return conn
+
+    def _exchange(
+        self,
+        conn: http.client.HTTPConnection,
+        origin: tuple[str, str],
+        method: str,
+        target: str,
+        headers: Mapping[str, str],
+        body: bytes,
+    ) -> tuple[int, dict[str, str], bytes]:
+        try:
+            # skip_host/skip_accept_encoding: the Host sent is the one signed, and no header is added behind our back.
+            conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
+            for name, value in headers.items():
+                conn.putheader(name, value)
+            if body or method in {"POST", "PUT", "PATCH"}:
+                conn.putheader("Content-Length", str(len(body)))
+            conn.endheaders(body or None)
+            response = conn.getresponse()
+            data = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            self._drop(conn, origin)
+            raise _ExchangeFailed(f"{type(exc).__name__}: {exc}") from exc
+        if response.will_close:
+            self._drop(conn, origin)
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, data
+
+    def _drop(self, conn: http.client.HTTPConnection, origin: tuple[str, str]) -> None:
+        conn.close()
+        with self._all_lock:
+            self._all.discard(conn)
+        if self._local.by_origin.get(origin) is conn:
+            del self._local.by_origin[origin]
+
+    def close(self) -> None:
+        with self._all_lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local.by_origin.clear()
+
+
+def _https_proxy(host: str) -> Any:
+    proxy = getproxies().get("https")
+    if not proxy or proxy_bypass(host):
+        return None
+    return urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+
+
+class MemoryClient:
+    """A client for agentmem's HTTP API.
+
+    `url` is the API's base: `https://{id}.execute-api.{region}.amazonaws.com/{stage}` or the local
+    server's `http://127.0.0.1:8765`. Requests to an `execute-api` host are signed with SigV4 using
+    botocore's credentials chain; `credentials="auto"` signs for any host (a custom domain), and a
+    botocore `Credentials` object signs with those. `token` sends `Authorization: Bearer` instead,
+    for `agentmem serve` with `AGENTMEM_API_TOKEN` set.
+
+    `timeout` is seconds, or `(connect, read)`. `retries` bounds how often a request is sent again
+    after a throttle, a 502/503/504 or a connection failure (exponential backoff with full jitter);
+    only requests that are safe to repeat are retried after an answer that may hide a completed write.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        region: str | None = None,
+        credentials: Any = None,
+        token: str | None = None,
+        timeout: float | tuple[float, float] = 10,
+        retries: int = 3,
+        backoff: float = 0.25,
+        max_backoff: float = 8.0,
+        ssl_context: ssl.SSLContext | None = None,
+        session: Any = None,
+    ):
+        parts = urlsplit(url)
+        if parts.scheme not in {"http", "https"} or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {url!r}")
+        if retries < 0:
+            raise ValueError("retries must be >= 0")
+        base = url.rstrip("/")
+        # The contract's paths start with /v1, so a base pasted with it is accepted too.
+        self.url = base[: -len("/v1")] if base.endswith("/v1") else base
+        connect_timeout, read_timeout = timeout if isinstance(timeout, tuple) else (timeout, timeout)
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self._transport = HttpTransport(connect_timeout, read_timeout, ssl_context)
+        self._token = token
+        self._signer: SigV4Signer | None = None
+        sign = credentials is not None or is_execute_api_url(url)
+        if sign and token:
+            raise ValueError("pass either token (local server) or credentials (SigV4), not both")
+        if sign:
+            explicit = None if credentials in (None, "auto") else credentials
+            self._signer = SigV4Signer(region or region_from_url(url), explicit, session=session)
+        self._user_agent = f"agentmem-client/{__version__}"
+
+    @classmethod
+    def for_stack(
+        cls, stack_name: str, region: str | None = None, *, profile: str | None = None, **kwargs: Any
+    ) -> MemoryClient:
+        """A client for a deployed tenant stack: the URL is the stack's `ApiUrl` output; requests are
+        signed with the caller's AWS credentials (the same ones that read the stack)."""
+        import boto3
+
+        session = boto3.Session(profile_name=profile, region_name=region)
+        stacks = session.client("cloudformation").describe_stacks(StackName=stack_name)["Stacks"]
+        outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])}
+        url = outputs.get("ApiUrl")
+        if url is None:
+            # A CfnOutput declared inside a construct gets its path and a hash around the id.
+            candidates = [v for k, v in outputs.items() if "ApiUrl" in k]
+            if len(candidates) != 1:
+                raise ValueError(f"stack {stack_name!r} has no ApiUrl output (outputs: {sorted(outputs)})")
+            url = candidates[0]
+        credentials = session.get_credentials()
+        return cls(
+            url,
+            region=region_from_url(url) or session.region_name,
+            credentials=credentials if credentials is not None else "auto",
+            **kwargs,
+        )
+
+    # -- transport -------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._transport.close()
+
+    def __enter__(self) -> MemoryClient:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        query: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        retry_safe: bool | None = None,
+    ) -> Any:
+        """Send a request to `path` (starting with /v1) and return the decoded JSON answer (None for 204).
+
+        Raises the `ApiError` subclass of the error code, or `TransportError` when no answer came.
+        `retry_safe` says whether sending the request twice does no harm; by default idempotent
+        methods and requests with an `Idempotency-Key` are.
+        """
+        method = method.upper()
+        body = b"" if json_body is None else json.dumps(json_body, ensure_ascii=False).encode("utf-8")
+        params = {k: v for k, v in (query or {}).items() if v is not None}
+        # Encoded the way SigV4 canonicalises a query (RFC 3986 unreserved characters kept), so the URL
+        # sent is the URL signed.
+        url = self.url + path + (f"?{urlencode(params, quote_via=quote)}" if params else "")
+        extra = dict(headers or {})
+        if retry_safe is None:
+            retry_safe = method in IDEMPOTENT_METHODS or any(k.lower() == "idempotency-key" for k in extra)
+        attempt = 0
+        while True:
+            sent = self._headers(method, url, extra, body)
+            try:
+                status, answer_headers, data = self._transport.send(method, url, sent, body)
+            except _ConnectFailed as exc:
+                if attempt < self.retries:
+                    attempt = self._pause(attempt, method, path, str(exc))
+                    continue
+                raise TransportError(f"{method} {path}: could not connect to {self.url}: {exc}") from exc
+            except _ExchangeFailed as exc:
+                if retry_safe and attempt < self.retries:
+                    attempt = self._pause(attempt, method, path, str(exc))
+                    continue
+                raise TransportError(f"{method} {path}: no answer from {self.url}: {exc}") from exc
+            retryable = status in RETRY_ANY_REQUEST or (status in RETRY_IF_SAFE and retry_safe)
+            if retryable and attempt < self.retries:
+                attempt = self._pause(attempt, method, path, f"HTTP {status}", answer_headers.get("retry-after"))
+                continue
+            request_id = answer_headers.get("x-amzn-requestid") or answer_headers.get("x-amz-apigw-id")
+            if status >= 400:
+                raise error_from_response(status, data, request_id)
+            if status == 204 or not data:
+                return None
+            try:
+                return json.loads(data)
+            except ValueError as exc:
+                raise UnexpectedResponse(f"{method} {path}: HTTP {status} with a body that is not JSON") from exc
+
+    def _headers(self, method: str, url: str, extra: Mapping[str, str], body: bytes) -> dict[str, str]:
+        headers = {"Host": host_header(url), "Accept": "application/json", "User-Agent": self._user_agent}
+        if body:
+            headers["Content-Type"] = "application/json"
+        headers.update(extra)
+        if self._signer is not None:
+            # Signed afresh on every attempt: X-Amz-Date must be recent, and refreshed credentials are used.
+            return self._signer.sign(method, url, headers, body)
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        return headers
+
+    def _pause(self, attempt: int, method: str, path: str, why: str, retry_after: str | None = None) -> int:
+        delay = random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
+        if retry_after and retry_after.strip().isdigit():
+            delay = min(self.max_backoff, max(delay, float(retry_after)))
+        log.info("%s %s: %s; retry %d of %d in %.2fs", method, path, why, attempt + 1, self.retries, delay)
+        time.sleep(delay)
+        return attempt + 1
+
+    # -- feedback-learning memory (agents) ---------------------------------------------------------
+
+    def retrieve(
+        self,
+        agent_id: str,
+        input: str,
+        *,
+        user_id: str | None = None,
+        thread_id: str | None = None,
+        token_budget: int | None = None,
+        top_k: int | None = None,
+    ) -> RetrieveResult:
+        """Memory for the run `agent_id` is about to make; the run is recorded and its id returned."""
+        body = _without_none(
+            {"input": input, "userId": user_id, "threadId": thread_id, "tokenBudget": token_budget, "topK": top_k}
+        )
+        # Safe to repeat: a lost answer only leaves a run that never gets an output.
+        answer = self.request("POST", f"/v1/agents/{_segment(agent_id)}/retrieve", json_body=body, retry_safe=True)
+        return _parse(RetrieveResult, answer)
+
+    def record_run(self, agent_id: str, input: str, output: str, *, user_id: str | None = None) -> str:
+        """Record a run made without `retrieve`; its run id."""
+        body = _without_none({"input": input, "output": output, "userId": user_id})
+        answer = self.request("POST", f"/v1/agents/{_segment(agent_id)}/runs", json_body=body)
+        return _field(answer, "runId")
+
+    def set_output(self, agent_id: str, run_id: str, output: str) -> None:
+        self.request(
+            "PUT", f"/v1/agents/{_segment(agent_id)}/runs/{_segment(run_id)}/output", json_body={"output": output}
+        )
+
+    def get_run(self, agent_id: str, run_id: str) -> Run:
+        return _parse(Run, self.request("GET", f"/v1/agents/{_segment(agent_id)}/runs/{_segment(run_id)}"))
+
+    def feedback(
+        self,
+        agent_id: str,
+        run_id: str,
+        rating: Rating,
+        comment: str | None = None,
+        *,
+        idempotency_key: str | None = None,
+    ) -> FeedbackReceipt:
+        """An editor's verdict on a run. A key is generated when none is given, so retries make one memory."""
+        key = idempotency_key or f"fb-{uuid.uuid4().hex}"
+        answer = self.request(
+            "POST",
+            f"/v1/agents/{_segment(agent_id)}/runs/{_segment(run_id)}/feedback",
+            json_body=_without_none({"rating": rating, "comment": comment}),
+            headers={"Idempotency-Key": key},
+        )
+        receipt = _parse(FeedbackReceipt, answer)
+        receipt.idempotency_key = key
+        return receipt
+
+    def list_memories(self, agent_id: str, *, limit: int | None = None, cursor: str | None = None) -> MemoryPage:
+        """One page of the agent's lessons, newest first."""
+        answer = self.request(
+            "GET", f"/v1/agents/{_segment(agent_id)}/memories", query={"limit": limit, "cursor": cursor}
+        )
+        return _parse(MemoryPage, answer)
+
+    def iter_memories(self, agent_id: str, *, page_size: int = 100) -> Iterator[Memory]:
+        """Every lesson of the agent, newest first, fetching pages as it goes."""
+        cursor: str | None = None
+        while True:
+            page = self.list_memories(agent_id, limit=page_size, cursor=cursor)
+            yield from page.items
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    def set_importance(self, agent_id: str, memory_id: str, importance: Importance) -> Memory:
+        """Mark a lesson important (x1.5), unimportant (x0.3), neutral (x1.0), or give a multiplier in [0, 2]."""
+        answer = self.request(
+            "PATCH",
+            f"/v1/agents/{_segment(agent_id)}/memories/{_segment(memory_id)}",
+            json_body={"importance": importance},
+        )
+        return _parse(Memory, answer)
+
+    def delete_memory(self, agent_id: str, memory_id: str) -> None:
+        self.request("DELETE", f"/v1/agents/{_segment(agent_id)}/memories/{_segment(memory_id)}")
+
+    # -- conversations and users -------------------------------------------------------------------
+
+    def append_turns(
+        self, user_id: str, thread_id: str, turns: Sequence[Mapping[str, str] | tuple[str, str]]
+    ) -> list[Turn]:
+        """Append turns (`{"role", "content"}` or `(role, content)`); the stored, masked turns."""
+        body = {"turns": [_turn_json(t) for t in turns]}
+        answer = self.request("POST", f"{_thread_path(user_id, thread_id)}/turns", json_body=body)
+        return [_parse(Turn, t) for t in _items(answer, "turns")]
+
+    def list_turns(
+        self, user_id: str, thread_id: str, *, limit: int | None = None, cursor: str | None = None
+    ) -> TurnPage:
+        """One page of a thread's masked turns, oldest first."""
+        answer = self.request(
+            "GET", f"{_thread_path(user_id, thread_id)}/turns", query={"limit": limit, "cursor": cursor}
+        )
+        return _parse(TurnPage, answer)
+
+    def iter_turns(self, user_id: str, thread_id: str, *, page_size: int = 100) -> Iterator[Turn]:
+        cursor: str | None = None
+        while True:
+            page = self.list_turns(user_id, thread_id, limit=page_size, cursor=cursor)
+            yield from page.items
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
+
+    def unmask(self, user_id: str, thread_id: str, text: str) -> str:
+        """`text` with every PII token of this user restored."""
+        answer = self.request(
+            "POST", f"{_thread_path(user_id, thread_id)}/unmask", json_body={"text": text}, retry_safe=True
+        )
+        return _field(answer, "text")
+
+    def get_profile(self, user_id: str) -> Profile:
+        return _parse(Profile, self.request("GET", f"/v1/users/{_segment(user_id)}/profile"))
+
+    def put_profile(self, user_id: str, markdown: str, *, if_match: int | str) -> Profile:
+        """The user's own edit of their profile, made only if the current version is `if_match` (else Conflict)."""
+        answer = self.request(
+            "PUT",
+            f"/v1/users/{_segment(user_id)}/profile",
+            json_body={"markdown": markdown},
+            headers={"If-Match": str(if_match)},
+            # A repeat after a lost answer would meet the new version and report a false conflict.
+            retry_safe=False,
+        )
+        return _parse(Profile, answer) if answer is not None else self.get_profile(user_id)
+
+    def profile_versions(self, user_id: str) -> list[ProfileVersion]:
+        """Every version of the user's profile, as the server orders them (newest first)."""
+        return [
+            _parse(ProfileVersion, v)
+            for v in self._collect(f"/v1/users/{_segment(user_id)}/profile/versions", "versions")
+        ]
+
+    def restore_profile(self, user_id: str, version: int, *, if_match: int | str | None = None) -> Profile:
+        """Make an earlier version current again, as a new version (only over `if_match` when given)."""
+        answer = self.request(
+            "POST",
+            f"/v1/users/{_segment(user_id)}/profile/versions/{_segment(version)}/restore",
+            headers={"If-Match": str(if_match)} if if_match is not None else None,
+        )
+        return _parse(Profile, answer) if answer is not None else self.get_profile(user_id)
+
+    def list_facts(self, user_id: str, *, include_superseded: bool = False) -> list[Fact]:
+        """The user's facts, newest first; superseded ones too when asked (with their validity period)."""
+        query = {"includeSuperseded": "true"} if include_superseded else {}
+        path = f"/v1/users/{_segment(user_id)}/facts"
+        return [_parse(Fact, f) for f in self._collect(path, "facts", query)]
+
+    def delete_fact(self, user_id: str, fact_id: str) -> None:
+        self.request("DELETE", f"/v1/users/{_segment(user_id)}/facts/{_segment(fact_id)}")
+
+    def erase_user(self, user_id: str) -> None:
+        """Erase the user: transcripts, profile, facts and vault; their data keys are destroyed."""
+        self.request("DELETE", f"/v1/users/{_segment(user_id)}")
+
+    # -- service -----------------------------------------------------------------------------------
+
+    def health(self) -> Health:
+        return _parse(Health, self.request("GET", "/v1/health"))
+
+    def openapi(self) -> dict[str, Any]:
+        answer = self.request("GET", "/v1/openapi.json")
+        if not isinstance(answer, dict):
+            raise UnexpectedResponse("the OpenAPI document is not a JSON object")
+        return answer
+
+    def _collect(self, path: str, name: str, query: Mapping[str, Any] | None = None) -> list[Any]:
+        """Every item of a listing, following `nextCursor` when the server pages it."""
+        items: list[Any] = []
+        cursor: str | None = None
+        while True:
+            answer = self.request("GET", path, query={**(query or {}), "cursor": cursor})
+            items += _items(answer, name)
+            cursor = answer.get("nextCursor") if isinstance(answer, dict) else None
+            if not cursor:
+                return items
+
+
+def _parse(model: type[_Model], answer: Any) -> _Model:
+    """`answer` as `model`; an answer without the contract's fields is the server's fault, said so."""
+    try:
+        return model.model_validate(answer)
+    except pydantic.ValidationError as exc:
+        raise UnexpectedResponse(f"the answer is not a {model.__name__}: {exc}") from exc
+
+
+def _items(answer: Any, name: str) -> list[Any]:
+    try:
+        return items_of(answer, name)
+    except ValueError as exc:
+        raise UnexpectedResponse(f"the answer holds no list of {name}") from exc
+
+
+def _field(answer: Any, name: str) -> str:
+    if not isinstance(answer, dict) or not isinstance(answer.get(name), str):
+        raise UnexpectedResponse(f"the answer has no {name!r}")
+    return str(answer[name])
+
+
+def _without_none(body: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def _thread_path(user_id: str, thread_id: str) -> str:
+    return f"/v1/users/{_segment(user_id)}/threads/{_segment(thread_id)}"
+
+
+def _turn_json(turn: Mapping[str, str] | tuple[str, str]) -> dict[str, str]:
+    if isinstance(turn, tuple):
+        role, content = turn
+        return {"role": role, "content": content}
+    return {"role": turn["role"], "content": turn["content"]}
+
+
+__all__ = ["ApiError", "HttpTransport", "MemoryClient"]
