@@ -63,7 +63,11 @@ class RecordStore(Protocol):
         importance: float | None = None,
         status: MemoryStatus | None = None,
     ) -> Memory:
-        """Change a memory's importance and/or status. Raises NotFound when it does not exist."""
+        """Change a memory's importance and/or status.
+
+        Raises NotFound when it does not exist or is deleted: deletion is final,
+        so an indexer that races a delete cannot bring the lesson back.
+        """
 
     def record_injections(self, tenant: str, agent_id: str, memory_ids: Sequence[str]) -> None:
         """Count one more injection for each memory (best effort, for the wall)."""

@@ -191,7 +191,12 @@ class MemoryService:
             [VectorItem(self.tenant, "lesson", agent_id, memory_id, vector, memory.created_at)]
         )
         if memory.status != "indexed":
-            self.store.update_memory(self.tenant, agent_id, memory_id, status="indexed")
+            try:
+                self.store.update_memory(self.tenant, agent_id, memory_id, status="indexed")
+            except NotFound:
+                # Deleted while it was being embedded: take back the vector just written.
+                self.vectors.delete(self.tenant, "lesson", agent_id, [memory_id])
+                return "deleted"
         return "indexed"
 
     def index_pending(self, limit: int = 100) -> int:
@@ -217,7 +222,7 @@ class MemoryService:
     def delete_memory(self, agent_id: str, memory_id: str) -> None:
         """Delete a lesson: marked deleted first (never retrieved again), then removed from the index."""
         self._existing(agent_id, memory_id)
-        self.store.update_memory(self.tenant, agent_id, memory_id, status="deleted")
+        self.store.update_memory(self.tenant, agent_id, memory_id, status="deleted")  # NotFound if raced
         try:
             self.vectors.delete(self.tenant, "lesson", agent_id, [memory_id])
         except BackendUnavailable:

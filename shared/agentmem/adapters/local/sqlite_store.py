@@ -206,7 +206,8 @@ class SqliteRecordStore:
                 "SELECT * FROM memories WHERE tenant=? AND agent_id=? AND memory_id=?",
                 (tenant, agent_id, memory_id),
             ).fetchone()
-            if row is None:
+            # A deleted memory is final: no later write (an indexer racing a delete) revives it.
+            if row is None or row["status"] == "deleted":
                 raise NotFound(f"memory {memory_id} not found")
             memory = _memory(row)
             if importance is not None:
