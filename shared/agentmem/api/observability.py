@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
@@ -11,6 +13,8 @@ SERVICE = "agentmem"
 logger = Logger(service=SERVICE)
 tracer = Tracer(service=SERVICE)
 metrics = Metrics(namespace="agentmem", service=SERVICE)
+# A request that added no metric is normal here (a 404, a disabled agent); powertools warns on each.
+warnings.filterwarnings("ignore", message="No application metrics to publish")
 
 
 def count(name: str, value: float = 1) -> None:

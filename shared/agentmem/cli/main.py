@@ -155,3 +155,49 @@ def eval_pii(path: Path, as_json: bool) -> None:
         raise click.ClickException(str(exc)) from None
     result = evaluate_detector(RegexPiiDetector(), records)
     click.echo(json.dumps(result, indent=2) if as_json else format_table(result))
+
+
+@cli.command()
+@click.option("--url", help="Use a running agentmem at this URL instead of starting one in a temporary folder. "
+                            "The agents brand-auditor (and copy-editor with --batch) must be enabled there.")
+@click.option("--token", envvar="AGENTMEM_API_TOKEN", help="Bearer token of that local server, if it needs one.")
+@click.option("--batch", is_flag=True,
+              help="Also audit articles never given feedback, and let another agent audit them too.")
+@click.option("--llm", type=click.Choice(["none", "bedrock", "openai"]), default="none", show_default=True,
+              help="Let a model do the audit: bedrock (AGENTMEM_LLM_MODEL_ID) or an OpenAI-compatible endpoint "
+                   "(AGENTMEM_OPENAI_BASE_URL, AGENTMEM_OPENAI_MODEL). The default is the rule-based auditor.")
+def demo(url: str | None, token: str | None, batch: bool, llm: str) -> None:
+    """The Brand Voice Audit: feedback on a few runs, and the next runs flag less.
+
+    Ends with the line `flags: BEFORE -> AFTER`.
+    """
+    import contextlib
+    import os
+
+    from agentmem.client import MemoryClient
+    from agentmem.demo.runner import AUDITOR, OTHER_AGENT, demo as run_demo, local_service
+
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+    logging.basicConfig(level=logging.WARNING)
+    llm_call = _demo_llm(llm)
+    service = contextlib.nullcontext(url) if url else local_service([AUDITOR, OTHER_AGENT])
+    with service as base_url:
+        client = MemoryClient(base_url, token=token)
+        before, after = run_demo(client, batch=batch, llm=llm_call, say=click.echo)
+    click.echo(f"flags: {before} -> {after}")
+
+
+def _demo_llm(kind: str):  # type: ignore[no-untyped-def]
+    if kind == "none":
+        return None
+    from agentmem.config import get_settings
+
+    try:
+        from agentmem.service.llm_factory import build_llm  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise click.ClickException(f"no LLM adapters installed: {exc}") from None
+    llm = build_llm(get_settings(), kind)
+    return lambda messages: llm.complete(
+        "\n\n".join(m["content"] for m in messages if m["role"] == "system"),
+        [m for m in messages if m["role"] != "system"], max_tokens=800,
+    )
