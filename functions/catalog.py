@@ -44,6 +44,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
     FunctionSpec(
         name="feedback",
         routes=(
+            ("GET", "/v1/agents"),
             ("POST", "/v1/agents/{agentId}/runs"),
             ("GET", "/v1/agents/{agentId}/runs/{runId}"),
             ("PUT", "/v1/agents/{agentId}/runs/{runId}/output"),

@@ -18,6 +18,15 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 router = Router()
 
 
+@router.get(
+    "/v1/agents",
+    summary="Agents known to this tenant: enabled in config, or holding lessons (the wall's index)",
+)
+def list_agents() -> dict[str, Any]:
+    memory = get_services().memory
+    return {"items": memory.known_agents()}
+
+
 @router.post("/v1/agents/<agentId>/runs", summary="Record a run made without retrieve")
 def create_run(agentId: PathId, request: Annotated[RunCreateRequest, Body()]) -> Response[Any]:
     run = get_services().memory.record_run(agentId, request.input, output=request.output, user_id=request.user_id)

@@ -323,3 +323,10 @@ def test_a_bad_importance_is_reported_under_its_own_field_name(call):
     status, error = call("PATCH", "/v1/agents/auditor/memories/mem-1", {"importance": "huge"})
     assert status == 400
     assert [d["field"] for d in error["error"]["details"]] == ["importance"]
+
+
+def test_agents_are_listed_with_their_memory_switch(app, call):
+    run_with_feedback(call, app, agent="auditor")
+    status, answer = call("GET", "/v1/agents")
+    assert status == 200
+    assert answer["items"] == [{"agentId": "auditor", "memory": "enabled"}, {"agentId": "writer", "memory": "enabled"}]

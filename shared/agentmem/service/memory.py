@@ -209,6 +209,11 @@ class MemoryService:
 
     # The Memory Learning Wall
 
+    def known_agents(self) -> list[dict[str, str]]:
+        """Every agent enabled in the configuration or holding lessons, with its memory switch."""
+        names = set(self.settings.enabled_agents) | set(self.store.list_agents_with_memories(self.tenant))
+        return [{"agentId": a, "memory": "enabled" if self.is_enabled(a) else "disabled"} for a in sorted(names)]
+
     def list_memories(self, agent_id: str, limit: int, cursor: str | None) -> Page[Memory]:
         return self.store.list_memories(self.tenant, agent_id, limit=limit, cursor=cursor)
 
