@@ -38,5 +38,9 @@ bench: $(STAMP)
 synth: $(STAMP)
 	$(BIN)/python app.py
 
+# The Lambda layer (third-party wheels for arm64 Linux), needed before `cdk deploy`; needs PyPI.
+bundle: $(STAMP)
+	$(BIN)/python scripts/bundle_lambda.py
+
 clean:
 	rm -rf $(VENV) cdk.out build .pytest_cache

@@ -1,0 +1,147 @@
+#!/usr/bin/env python3
+"""Build the Lambda dependency layer (`make bundle`): build/lambda-layer.zip and its stamp.
+
+    .venv/bin/python scripts/bundle_lambda.py           # build (needs PyPI)
+    .venv/bin/python scripts/bundle_lambda.py --check   # is the built layer usable? (offline)
+
+The layer holds `infra.bundling.LAYER_REQUIREMENTS`, each pinned to the version
+installed in this venv (what the tests ran against), as manylinux (2014 to 2_34) aarch64
+wheels for CPython `PYTHON_VERSION`: no Docker, no compiler, `--only-binary`.
+The zip is deterministic (sorted entries, fixed timestamps), so rebuilding the
+same pins gives the same hash and CDK uploads nothing new.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from infra.bundling import (
+    BUILD_DIR,
+    LAYER_MAX_UNZIPPED_BYTES,
+    LAYER_PLATFORMS,
+    LAYER_STAMP,
+    LAYER_ZIP,
+    PYTHON_VERSION,
+    find_layer,
+    layer_recipe,
+    pinned_requirements,
+)
+
+_PRUNED_DIRS = frozenset({"__pycache__", "bin"})
+# Zip timestamps cannot predate 1980.
+_FIXED_TIME = (1980, 1, 1, 0, 0, 0)
+
+
+def install(requirements: list[str], target: Path) -> None:
+    """pip-install `requirements` as Lambda (arm64, CPython PYTHON_VERSION) wheels into `target`."""
+    command = [
+        sys.executable, "-m", "pip", "install",
+        "--quiet", "--disable-pip-version-check", "--no-compile",
+        "--target", str(target),
+        *(option for platform in LAYER_PLATFORMS for option in ("--platform", platform)),
+        "--implementation", "cp",
+        "--python-version", PYTHON_VERSION,
+        "--only-binary=:all:",
+        *requirements,
+    ]  # fmt: skip
+    subprocess.run(command, check=True)
+
+
+def prune(root: Path) -> None:
+    """Remove what a Lambda never uses: bytecode caches and console scripts."""
+    for directory, subdirs, files in os.walk(root, topdown=True):
+        for name in [d for d in subdirs if d in _PRUNED_DIRS]:
+            shutil.rmtree(Path(directory) / name)
+            subdirs.remove(name)
+        for name in files:
+            if name.endswith((".pyc", ".pyo")):
+                (Path(directory) / name).unlink()
+
+
+def unzipped_size(root: Path) -> int:
+    return sum(path.stat().st_size for path in root.rglob("*") if path.is_file())
+
+
+def write_zip(root: Path, destination: Path) -> None:
+    """Zip `root`'s contents under `python/` (where Lambda looks), byte-for-byte reproducibly."""
+    files = sorted(path for path in root.rglob("*") if path.is_file())
+    with zipfile.ZipFile(destination, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for path in files:
+            info = zipfile.ZipInfo(f"python/{path.relative_to(root).as_posix()}", date_time=_FIXED_TIME)
+            executable = path.stat().st_mode & 0o111
+            info.external_attr = ((0o755 if executable else 0o644) | 0o100000) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, path.read_bytes())
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for chunk in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def build() -> int:
+    requirements = pinned_requirements()
+    BUILD_DIR.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="lambda-layer-", dir=BUILD_DIR) as scratch:
+        site_packages = Path(scratch) / "python"
+        print(f"installing {len(requirements)} requirements for python{PYTHON_VERSION} {', '.join(LAYER_PLATFORMS)}")
+        install(requirements, site_packages)
+        prune(site_packages)
+        size = unzipped_size(site_packages)
+        if size > LAYER_MAX_UNZIPPED_BYTES:
+            print(f"the layer is {size / 2**20:.0f} MiB unzipped; Lambda allows 250 MiB", file=sys.stderr)
+            return 1
+        partial = Path(scratch) / "layer.zip"
+        write_zip(site_packages, partial)
+        sha256 = sha256_of(partial)
+        zip_bytes = partial.stat().st_size
+        # Stamp last: a zip without a matching stamp is never used.
+        LAYER_STAMP.unlink(missing_ok=True)
+        shutil.move(partial, LAYER_ZIP)
+    stamp = {
+        "recipe": layer_recipe(),
+        "pinnedRequirements": requirements,
+        "sha256": sha256,
+        "zipBytes": zip_bytes,
+        "unzippedBytes": size,
+    }
+    LAYER_STAMP.write_text(json.dumps(stamp, indent=2) + "\n")
+    print(f"{LAYER_ZIP}: {zip_bytes / 2**20:.1f} MiB zipped, {size / 2**20:.1f} MiB unzipped, sha256 {sha256[:16]}")
+    return 0
+
+
+def check() -> int:
+    status = find_layer()
+    if status.bundle is None:
+        print(status.problem, file=sys.stderr)
+        return 1
+    if status.drift:
+        print(status.drift, file=sys.stderr)
+        return 1
+    print(f"{LAYER_ZIP}: usable (sha256 {status.bundle.sha256[:16]})")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--check", action="store_true", help="report whether the built layer is usable; build nothing")
+    args = parser.parse_args(argv)
+    return check() if args.check else build()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""The OpenSearch Serverless index that holds agentmem's memory vectors.
+
+One definition, read by the CDK app (which creates the index at deploy time)
+and by the AWS vector adapter (which writes and queries it), so the two cannot
+disagree about a field name or the distance function.
+
+The index holds vectors, ids and filter fields only. The memory text stays in
+the tenant's DynamoDB table under the tenant's key; a search returns ids, and
+the caller reads the text from the table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+VECTOR_FIELD = "vector"
+# Filter fields: exact-match `keyword`s, so a query can be confined to one
+# tenant, agent or user with a `term` filter before the k-NN step.
+KEYWORD_FIELDS: tuple[str, ...] = ("tenant", "agentId", "userId", "kind", "memoryId")
+CREATED_AT_FIELD = "createdAt"
+
+# Embedding vectors are L2-normalised before they are written, so the inner
+# product equals the cosine similarity; faiss supports `innerproduct` on every
+# OpenSearch Serverless version (its `cosinesimil` support is recent).
+SPACE_TYPE = "innerproduct"
+ENGINE = "faiss"
+HNSW_M = 16
+HNSW_EF_CONSTRUCTION = 128
+EF_SEARCH = 100
+# faiss' limit for a knn_vector field.
+MAX_DIMENSION = 16_000
+
+
+def index_body(dimension: int) -> dict[str, Any]:
+    """The create-index request body (settings and mappings) for `dimension`-long vectors.
+
+    `createdAt` is a `date` holding epoch milliseconds: the default date format
+    (`strict_date_optional_time||epoch_millis`) parses a number as epoch
+    milliseconds, so no explicit `format` is needed.
+    """
+    if isinstance(dimension, bool) or not isinstance(dimension, int):
+        raise TypeError(f"dimension must be an int, not {type(dimension).__name__}")
+    if not 1 <= dimension <= MAX_DIMENSION:
+        raise ValueError(f"dimension must be between 1 and {MAX_DIMENSION}, got {dimension}")
+    properties: dict[str, Any] = {
+        VECTOR_FIELD: {
+            "type": "knn_vector",
+            "dimension": dimension,
+            "method": {
+                "name": "hnsw",
+                "engine": ENGINE,
+                "space_type": SPACE_TYPE,
+                "parameters": {"m": HNSW_M, "ef_construction": HNSW_EF_CONSTRUCTION},
+            },
+        },
+        CREATED_AT_FIELD: {"type": "date"},
+    }
+    for name in KEYWORD_FIELDS:
+        properties[name] = {"type": "keyword"}
+    return {
+        "settings": {"index": {"knn": True, "knn.algo_param.ef_search": EF_SEARCH}},
+        # `dynamic: strict` rejects a document carrying any other field, so
+        # memory text can never slip into the index by accident.
+        "mappings": {"dynamic": "strict", "properties": properties},
+    }
+
+
+def similarity_from_score(score: float) -> float:
+    """The cosine similarity of two unit vectors, from OpenSearch's `innerproduct` score.
+
+    The faiss engine turns an inner product `ip` into a non-negative score:
+    `1 + ip` when `ip >= 0`, else `1 / (1 - ip)`. This inverts that mapping.
+    """
+    if score <= 0:
+        raise ValueError(f"an innerproduct score is always > 0, got {score}")
+    if score >= 1.0:
+        return score - 1.0
+    return 1.0 - 1.0 / score

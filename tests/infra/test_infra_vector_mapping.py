@@ -1,0 +1,68 @@
+"""The vector index definition shared by the CDK app and the OpenSearch adapter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from agentmem.adapters.aws.vector_mapping import (
+    KEYWORD_FIELDS,
+    VECTOR_FIELD,
+    index_body,
+    similarity_from_score,
+)
+
+
+def test_index_body_has_the_vector_and_the_filter_fields_only() -> None:
+    body = index_body(1024)
+    properties = body["mappings"]["properties"]
+
+    assert set(properties) == {VECTOR_FIELD, "createdAt", *KEYWORD_FIELDS}
+    assert set(KEYWORD_FIELDS) == {"tenant", "agentId", "userId", "kind", "memoryId"}
+    assert all(properties[name] == {"type": "keyword"} for name in KEYWORD_FIELDS)
+    assert properties["createdAt"] == {"type": "date"}
+    assert body["mappings"]["dynamic"] == "strict"
+    assert body["settings"]["index"]["knn"] is True
+
+
+@pytest.mark.parametrize("dimension", [256, 512, 1024, 1536])
+def test_the_vector_field_is_an_hnsw_faiss_inner_product_of_the_given_dimension(dimension: int) -> None:
+    vector = index_body(dimension)["mappings"]["properties"][VECTOR_FIELD]
+    assert vector["type"] == "knn_vector"
+    assert vector["dimension"] == dimension
+    assert (vector["method"]["name"], vector["method"]["engine"]) == ("hnsw", "faiss")
+    assert vector["method"]["space_type"] == "innerproduct"
+
+
+def test_no_field_can_hold_memory_text() -> None:
+    types = {p["type"] for p in index_body(1024)["mappings"]["properties"].values()}
+    assert not types & {"text", "match_only_text", "wildcard"}
+
+
+@pytest.mark.parametrize("dimension", [0, -1, 16_001])
+def test_impossible_dimensions_are_refused(dimension: int) -> None:
+    with pytest.raises(ValueError, match="dimension"):
+        index_body(dimension)
+
+
+def test_a_non_integer_dimension_is_refused() -> None:
+    with pytest.raises(TypeError):
+        index_body(True)
+
+
+def faiss_innerproduct_score(inner_product: float) -> float:
+    # How OpenSearch's faiss engine scores `innerproduct` (the k-NN plugin's documented formula).
+    return 1 + inner_product if inner_product >= 0 else 1 / (1 - inner_product)
+
+
+def test_similarity_from_score_recovers_the_cosine_of_unit_vectors() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        a, b = rng.normal(size=(2, 64))
+        a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
+        cosine = float(a @ b)
+        assert similarity_from_score(faiss_innerproduct_score(cosine)) == pytest.approx(cosine, abs=1e-12)
+
+
+def test_a_score_of_zero_or_less_is_not_an_innerproduct_score() -> None:
+    with pytest.raises(ValueError):
+        similarity_from_score(0.0)
