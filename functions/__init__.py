@@ -11,8 +11,10 @@ from functions.catalog import FUNCTIONS
 
 def api_routers() -> list[Router]:
     """The router of every HTTP function except `service` (which adds its own)."""
-    routers = []
+    routers: list[Router] = []
     for spec in FUNCTIONS:
         if spec.routes and spec.name != "service":
-            routers.append(importlib.import_module(spec.module).router)
+            module = importlib.import_module(spec.module)
+            # A function may serve several routers (conversations: transcripts, then profiles and facts).
+            routers.extend(getattr(module, "routers", None) or [module.router])
     return routers

@@ -19,10 +19,16 @@ from agentmem.config import Settings, get_settings
 from agentmem.domain.errors import AgentMemError, BackendUnavailable
 from agentmem.ports.embedder import Embedder
 from agentmem.ports.events import EventBus
+from agentmem.ports.llm import LanguageModel
 from agentmem.ports.records import RecordStore
 from agentmem.ports.vectors import VectorIndex
+from agentmem.service.consolidation import ConsolidationService
+from agentmem.service.conversations import ConversationService
+from agentmem.service.facts import FactService
 from agentmem.service.memory import MemoryService
+from agentmem.service.profiles import ProfileService
 from agentmem.service.retrieval import RetrievalService
+from agentmem.service.user_memory import UserMemoryService
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -36,10 +42,21 @@ class Services:
     memory: MemoryService
     retrieval: RetrievalService
     extras: dict[str, Any]
+    conversations: ConversationService | None = None
+    user_memory: UserMemoryService | None = None
+    profiles: ProfileService | None = None
+    facts: FactService | None = None
+    consolidation: ConsolidationService | None = None
 
     def close(self) -> None:
         for closeable in (self.memory.store, self.memory.vectors, self.memory.bus):
             close = getattr(closeable, "close", None)
+            if close:
+                close()
+        if self.conversations is not None:
+            self.conversations.close()
+        for part in (self.profiles, self.facts):
+            close = getattr(part.store, "close", None) if part is not None else None
             if close:
                 close()
 
@@ -86,6 +103,7 @@ def build_services(
     vectors: VectorIndex | None = None,
     embedder: Embedder | None = None,
     bus: EventBus | None = None,
+    llm: LanguageModel | None = None,
 ) -> Services:
     """Wire the adapters for `settings.backend`; any port given explicitly is used as it is."""
     if settings.backend == "local":
@@ -134,9 +152,109 @@ def build_services(
         embedder=GuardedEmbedder(embedder),
         bus=bus,
     )
-    retrieval = RetrievalService(memory=memory)
-    return Services(settings=settings, memory=memory, retrieval=retrieval, extras={})
+    conversations = build_conversations(settings, memory)
+    profiles, facts, consolidation = build_user_memory(settings, memory, conversations, llm)
+    user_memory = UserMemoryService(conversations=conversations, profiles=profiles, facts=facts)
+    retrieval = RetrievalService(memory=memory, users=user_memory)
+    return Services(
+        settings=settings, memory=memory, retrieval=retrieval, extras={},
+        conversations=conversations, user_memory=user_memory,
+        profiles=profiles, facts=facts, consolidation=consolidation,
+    )
 
+
+def build_conversations(settings: Settings, memory: MemoryService) -> ConversationService:
+    """Transcripts, the PII vault, its keys and the PII detector for `settings.backend`."""
+    from agentmem.adapters.local.pii_regex import RegexPiiDetector
+
+    if settings.backend == "local":
+        from agentmem.adapters.local.key_file import KEY_FILE_NAME, LocalKeyFile
+        from agentmem.adapters.local.transcript_store import SqliteTranscriptStore
+        from agentmem.adapters.local.vault_store import SqliteVaultStore
+
+        transcripts: Any = SqliteTranscriptStore(settings.data_dir / "transcripts.db")
+        vault: Any = SqliteVaultStore(settings.data_dir / "vault.db")
+        keys: Any = LocalKeyFile(settings.data_dir / KEY_FILE_NAME)
+        detector: Any = RegexPiiDetector()
+    else:
+        from agentmem.adapters.aws.comprehend_pii import CombinedPiiDetector, ComprehendPiiDetector
+        from agentmem.adapters.aws.dynamodb_transcripts import DynamoDbTranscriptStore
+        from agentmem.adapters.aws.dynamodb_vault import DynamoDbVaultStore
+        from agentmem.adapters.aws.kms_keys import KmsKeyProvider
+
+        transcripts = DynamoDbTranscriptStore(settings.table_name or "")
+        vault = DynamoDbVaultStore(settings.table_name or "")
+        keys = KmsKeyProvider(settings.kms_key_arn or "", settings.hmac_key_arn)
+        detector = CombinedPiiDetector(RegexPiiDetector(), ComprehendPiiDetector())
+    return ConversationService(
+        tenant=settings.tenant, transcripts=transcripts, vault=vault, keys=keys, detector=detector,
+        bus=memory.bus, vectors=memory.vectors,
+    )
+
+
+def build_llm(settings: Settings) -> LanguageModel:
+    """The language model consolidation uses: an OpenAI-compatible endpoint, Bedrock, or the offline rules.
+
+    `openaiBaseUrl` (with `openaiModel`) wins, then `llmModelId` (Bedrock Converse); with
+    neither, the offline rule set, which says in the log what it can and cannot extract.
+    """
+    if settings.openai_base_url:
+        import os
+
+        from agentmem.adapters.llm.openai_llm import OpenAICompatibleModel
+
+        # Local servers (Ollama, vLLM) need no key; a hosted endpoint reads it from the environment.
+        return OpenAICompatibleModel(
+            settings.openai_base_url, settings.openai_model or "", api_key=os.environ.get("OPENAI_API_KEY")
+        )
+    if settings.llm_model_id:
+        from agentmem.adapters.aws.bedrock_llm import BedrockConverseModel
+
+        return BedrockConverseModel(settings.llm_model_id)
+    from agentmem.adapters.local.offline_llm import OfflineRuleModel
+
+    log.info("no language model configured; %s", OfflineRuleModel.describe())
+    return OfflineRuleModel()
+
+
+def build_user_memory(
+    settings: Settings, memory: MemoryService, conversations: ConversationService, llm: LanguageModel | None
+) -> tuple[ProfileService, FactService, ConsolidationService]:
+    """Profiles, facts and their consolidation, registered with the conversation side for erasure."""
+    from agentmem.adapters.local.pii_regex import RegexPiiDetector
+    from agentmem.service.consolidation import PiiGuardedModel
+
+    if settings.backend == "local":
+        from agentmem.adapters.local.fact_store import SqliteFactStore
+        from agentmem.adapters.local.profile_store import SqliteProfileStore
+
+        profile_store: Any = SqliteProfileStore(settings.data_dir / "profiles.db")
+        fact_store: Any = SqliteFactStore(settings.data_dir / "facts.db")
+    else:
+        from agentmem.adapters.aws.dynamodb_facts import DynamoDbFactStore
+        from agentmem.adapters.aws.dynamodb_profiles import DynamoDbProfileStore
+
+        profile_store = DynamoDbProfileStore(settings.table_name or "")
+        fact_store = DynamoDbFactStore(settings.table_name or "")
+    # Whatever the model, it only ever gets text a PII check has passed (the turns are masked already).
+    model = PiiGuardedModel(llm if llm is not None else build_llm(settings), RegexPiiDetector())
+    profiles = ProfileService(
+        tenant=settings.tenant, store=profile_store, token_budget=settings.profile_token_budget,
+        bus=memory.bus,
+        # A user's own edit is masked like a turn, in a thread of its own ("profile").
+        masker=lambda user_id, text: conversations.mask_text(user_id, PROFILE_EDIT_THREAD, text),
+    )
+    facts = FactService(
+        tenant=settings.tenant, store=fact_store, vectors=memory.vectors, embedder=memory.embedder, llm=model
+    )
+    consolidation = ConsolidationService(
+        tenant=settings.tenant, transcripts=conversations.transcripts, profiles=profiles, facts=facts, llm=model
+    )
+    conversations.user_erasers.extend([profiles.erase_user, facts.erase_user])
+    return profiles, facts, consolidation
+
+
+PROFILE_EDIT_THREAD = "profile"
 
 _lock = threading.Lock()
 _services: Services | None = None

@@ -330,3 +330,25 @@ def test_agents_are_listed_with_their_memory_switch(app, call):
     status, answer = call("GET", "/v1/agents")
     assert status == 200
     assert answer["items"] == [{"agentId": "auditor", "memory": "enabled"}, {"agentId": "writer", "memory": "enabled"}]
+
+
+def test_personal_data_in_a_users_retrieve_input_is_masked_before_it_is_recorded_or_embedded(app, call, minilm):
+    embedded: list[str] = []
+    original = minilm.embed
+
+    def recording(texts):
+        embedded.extend(texts)
+        return original(texts)
+
+    minilm.embed = recording
+    try:
+        status, answer = call("POST", "/v1/agents/auditor/retrieve",
+                              {"input": "Email jane.doe@example.com about the audit", "userId": "user-1"})
+    finally:
+        del minilm.embed
+    assert status == 200
+    run = call("GET", f"/v1/agents/auditor/runs/{answer['runId']}")[1]
+    assert "jane.doe@example.com" not in run["input"] and "{{PII_EMAIL_" in run["input"]
+    assert embedded and all("jane.doe@example.com" not in text for text in embedded)
+    restored = call("POST", "/v1/users/user-1/threads/retrieve-inputs/unmask", {"text": run["input"]})[1]
+    assert restored["text"] == "Email jane.doe@example.com about the audit"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
@@ -25,3 +26,6 @@ def count(name: str, value: float = 1) -> None:
     """
     if not is_metrics_disabled():
         metrics.add_metric(name=name, unit=MetricUnit.Count, value=value)
+
+# At DEBUG, powertools' resolver logs whole request bodies, which can hold personal data.
+logging.getLogger("aws_lambda_powertools.event_handler").setLevel(logging.INFO)

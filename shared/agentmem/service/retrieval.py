@@ -21,6 +21,7 @@ log = logging.getLogger(__name__)
 # Fetch more neighbours than topK: importance may lift a less similar lesson above a more similar one.
 CANDIDATE_FACTOR = 8
 MAX_CANDIDATES = 100
+RETRIEVE_THREAD = "retrieve-inputs"
 
 
 @dataclass
@@ -37,8 +38,17 @@ class UserMemorySource(Protocol):
     """Supplies a user's profile, facts and history (the conversation-memory side)."""
 
     def for_retrieve(
-        self, user_id: str, thread_id: str | None, input_text: str, query_vector: np.ndarray | None
+        self,
+        user_id: str,
+        thread_id: str | None,
+        input_text: str,
+        query_vector: np.ndarray | None,
+        token_budget: int | None = None,
     ) -> UserMemory: ...
+
+    def mask_input(self, user_id: str, thread_id: str, text: str) -> str:
+        """The input with the user's personal data replaced by vault tokens."""
+        ...
 
 
 @dataclass
@@ -62,6 +72,10 @@ class RetrievalService:
         query_vector: np.ndarray | None = None
         lessons: list[ScoredLesson] = []
 
+        if user_id is not None and self.users is not None:
+            # Personal data never reaches the embedder or the run record: tokens stand in for it.
+            # Without a thread the tokens belong to the user's retrieve inputs, a thread of their own.
+            input_text = self.users.mask_input(user_id, thread_id or RETRIEVE_THREAD, input_text)
         needs_vector = enabled or (user_id is not None and self.users is not None)
         if needs_vector:
             try:
@@ -76,7 +90,7 @@ class RetrievalService:
 
         user = UserMemory()
         if user_id is not None and self.users is not None:
-            user = self.users.for_retrieve(user_id, thread_id, input_text, query_vector)
+            user = self.users.for_retrieve(user_id, thread_id, input_text, query_vector, token_budget)
             degraded.extend(user.degraded)
 
         packed = pack_context(

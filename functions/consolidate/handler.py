@@ -1,0 +1,70 @@
+"""Consumes TurnsAppended from the tenant's bus: learn facts and rewrite the user's profile.
+
+One structured log line per run says how it went, and the bus gets
+ProfileUpdated, ProfileUnchanged or ProfileUpdateFailed. A backend failure (or a
+profile that kept changing underneath) raises, so the event is retried
+(EventBridge's retry policy, then the dead-letter queue in AWS; the outbox's
+backoff locally); consolidation is idempotent. A model's unusable answer does
+not raise: asking again would get the same answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentmem.api.observability import count, logger, metrics, tracer
+from agentmem.domain.ids import ID_REGEX
+from agentmem.wiring import get_services
+from aws_lambda_powertools.utilities.parser import event_parser
+from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+
+class TurnsAppendedDetail(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    tenant: str = Field(pattern=ID_REGEX)
+    user_id: str = Field(alias="userId", pattern=ID_REGEX, max_length=128)
+    thread_id: str = Field(alias="threadId", pattern=ID_REGEX, max_length=128)
+    from_seq: int = Field(alias="fromSeq", ge=1)
+    to_seq: int = Field(alias="toSeq", ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TurnsAppendedDetail:
+        if self.to_seq < self.from_seq:
+            raise ValueError("toSeq is before fromSeq")
+        return self
+
+
+class TurnsAppendedEvent(EventBridgeModel):
+    detail: TurnsAppendedDetail  # type: ignore[assignment]
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+@event_parser(model=TurnsAppendedEvent)
+def lambda_handler(event: TurnsAppendedEvent, context: LambdaContext) -> dict[str, Any]:
+    services = get_services()
+    detail = event.detail
+    if detail.tenant != services.settings.tenant:
+        # A bus is per tenant; an event of another tenant is a wiring mistake, never data to act on.
+        logger.error("event for another tenant dropped", extra={"event_tenant": detail.tenant})
+        return {"status": "ignored"}
+    if services.consolidation is None:  # pragma: no cover - build_services always wires it
+        raise RuntimeError("consolidation is not wired")
+    result = services.consolidation.consolidate(detail.user_id, detail.thread_id, detail.from_seq, detail.to_seq)
+    logger.info(
+        "profile consolidation",
+        extra={
+            "userId": detail.user_id, "threadId": detail.thread_id, "fromSeq": detail.from_seq,
+            "toSeq": detail.to_seq, "model": services.consolidation.llm.model_id, **result.as_dict(),
+        },
+    )
+    count(f"Profile{result.status.capitalize()}")
+    if result.facts_added:
+        count("FactsLearned", result.facts_added)
+    if result.retry is not None:
+        raise result.retry
+    return {"status": result.status, "userId": detail.user_id, **result.as_dict()}

@@ -1,0 +1,123 @@
+"""Users' conversations: masked transcripts, unmasking, erasure (and profile and facts when present)."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from typing import Annotated, Any, Literal
+
+from agentmem.api.observability import logger, metrics, tracer
+from agentmem.api.resolver import PathId, json_response, make_resolver, no_content
+from agentmem.ports.transcripts import StoredTurn
+from agentmem.service.conversations import ConversationService, TurnInput
+from agentmem.service.retrieval import iso
+from agentmem.wiring import get_services
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
+from aws_lambda_powertools.event_handler.router import Router
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_TURN_CHARS = 32_000
+MAX_TURNS_PER_REQUEST = 50
+MAX_UNMASK_CHARS = 100_000
+PROFILE_ROUTES = "functions.conversations.profile_routes"
+
+router = Router()
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class TurnIn(_Body):
+    # Only the conversation's own voices: agentmem's injected system messages never go back in.
+    role: Literal["user", "assistant"]
+    content: str = Field(min_length=1, max_length=MAX_TURN_CHARS)
+
+
+class AppendTurnsRequest(_Body):
+    turns: list[TurnIn] = Field(min_length=1, max_length=MAX_TURNS_PER_REQUEST)
+
+
+class UnmaskRequest(_Body):
+    text: str = Field(max_length=MAX_UNMASK_CHARS)
+
+
+def turn_json(turn: StoredTurn) -> dict[str, Any]:
+    return {
+        "seq": turn.seq,
+        "role": turn.role,
+        "content": turn.content,
+        "tokens": turn.tokens,
+        "createdAt": iso(turn.created_at),
+    }
+
+
+def conversations() -> ConversationService:
+    service = get_services().conversations
+    if service is None:  # pragma: no cover - build_services always wires it
+        raise RuntimeError("conversation memory is not wired")
+    return service
+
+
+@router.post(
+    "/v1/users/<userId>/threads/<threadId>/turns",
+    summary="Append turns; personal data is replaced by tokens before anything is stored",
+)
+def append_turns(userId: PathId, threadId: PathId, request: Annotated[AppendTurnsRequest, Body()]) -> Response[Any]:
+    stored = conversations().append_turns(
+        userId, threadId, [TurnInput(role=turn.role, content=turn.content) for turn in request.turns]
+    )
+    metrics.add_metric(name="TurnsAppended", unit="Count", value=len(stored))
+    return json_response(
+        201, {"userId": userId, "threadId": threadId, "turns": [turn_json(turn) for turn in stored]}
+    )
+
+
+@router.get("/v1/users/<userId>/threads/<threadId>/turns", summary="A thread's masked turns, oldest first")
+def list_turns(
+    userId: PathId,
+    threadId: PathId,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    cursor: Annotated[str | None, Query(max_length=2048)] = None,
+) -> dict[str, Any]:
+    page = conversations().list_turns(userId, threadId, limit, cursor)
+    return {"items": [turn_json(turn) for turn in page.items], "nextCursor": page.next_cursor}
+
+
+@router.post(
+    "/v1/users/<userId>/threads/<threadId>/unmask",
+    summary="Restore this user's tokens in a text (from any of their threads; never another user's)",
+)
+def unmask_text(userId: PathId, threadId: PathId, request: Annotated[UnmaskRequest, Body()]) -> dict[str, Any]:
+    return {"text": conversations().unmask(userId, threadId, request.text)}
+
+
+@router.delete(
+    "/v1/users/<userId>",
+    summary="Erase a user: data keys destroyed first, then transcripts, vault, profile, facts",
+)
+def erase_user(userId: PathId) -> Response[Any]:
+    conversations().erase_user(userId)
+    metrics.add_metric(name="UsersErased", unit="Count", value=1)
+    return no_content()
+
+
+def _routers() -> list[Router]:
+    # The profile and facts routes live in their own module, served by this same function.
+    found = [router]
+    if importlib.util.find_spec(PROFILE_ROUTES) is not None:
+        found.append(importlib.import_module(PROFILE_ROUTES).router)
+    return found
+
+
+routers = _routers()
+app = make_resolver(*routers)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,228 @@
+"""The PII vault on DynamoDB, in the tenant's single table.
+
+Keys:
+
+- data key:      pk `T#{tenant}#U#{user}`, sk `DATAKEY#{version:06d}`: `wrapped` (KMS ciphertext blob);
+                 gsi1pk `T#{tenant}#DATAKEYS`, gsi1sk `U#{user}#{version:06d}`, so a re-wrap can walk
+                 every key of the tenant without scanning the table
+- token counter: pk `T#{tenant}#U#{user}#VAULT`, sk `CTR#{thread}`: `lastCounter` (atomic ADD)
+- entry:         pk `T#{tenant}#U#{user}#VAULT`, sk `TOK#{token}`: ciphertext, type, thread, fingerprint
+- value index:   pk `T#{tenant}#U#{user}#VAULT`, sk `FP#{thread}#{fingerprint}`: the token of that value
+
+An entry and its value-index item are written in one transaction, each only where none exists, so
+a value gets one token per thread even when two writers mask it at once. Erasing the user deletes
+the data keys first, then the whole `#VAULT` partition.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from agentmem.adapters.aws.dynamodb_transcripts import (
+    CONDITION_FAILED,
+    TRANSACTION_CONFLICT,
+    DynamoDbTable,
+    backoff,
+    error_code,
+    user_pk,
+)
+from agentmem.domain.errors import BackendUnavailable
+from agentmem.ports.vault import VaultEntry, WrappedDataKey
+
+MAX_ENTRY_ATTEMPTS = 4
+
+
+def vault_pk(tenant: str, user_id: str) -> str:
+    return f"T#{tenant}#U#{user_id}#VAULT"
+
+
+def data_key_key(tenant: str, user_id: str, version: int) -> dict[str, Any]:
+    return {"pk": {"S": user_pk(tenant, user_id)}, "sk": {"S": f"DATAKEY#{version:06d}"}}
+
+
+def data_keys_list_pk(tenant: str) -> str:
+    return f"T#{tenant}#DATAKEYS"
+
+
+def entry_key(tenant: str, user_id: str, token: str) -> dict[str, Any]:
+    return {"pk": {"S": vault_pk(tenant, user_id)}, "sk": {"S": f"TOK#{token}"}}
+
+
+def value_index_key(tenant: str, user_id: str, thread_id: str, fingerprint: str) -> dict[str, Any]:
+    return {"pk": {"S": vault_pk(tenant, user_id)}, "sk": {"S": f"FP#{thread_id}#{fingerprint}"}}
+
+
+def counter_key(tenant: str, user_id: str, thread_id: str) -> dict[str, Any]:
+    return {"pk": {"S": vault_pk(tenant, user_id)}, "sk": {"S": f"CTR#{thread_id}"}}
+
+
+class DynamoDbVaultStore:
+    """VaultStore on the tenant's DynamoDB table (see the module docstring for the keys)."""
+
+    def __init__(self, table_name: str, client: Any = None, *, sleep: Callable[[float], None] = time.sleep):
+        self.table = DynamoDbTable(table_name, "vault", client, sleep)
+
+    # Data keys
+
+    def get_data_key(self, tenant: str, user_id: str) -> WrappedDataKey | None:
+        with self.table.errors():
+            response = self.table.client.query(
+                TableName=self.table.table_name, ConsistentRead=True, ScanIndexForward=False, Limit=1,
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                ExpressionAttributeValues={":pk": {"S": user_pk(tenant, user_id)}, ":prefix": {"S": "DATAKEY#"}},
+            )
+        items = response.get("Items", [])
+        return _data_key(items[0]) if items else None
+
+    def add_data_key(self, key: WrappedDataKey) -> WrappedDataKey:
+        item = {
+            **data_key_key(key.tenant, key.user_id, key.version),
+            "type": {"S": "datakey"},
+            "tenant": {"S": key.tenant},
+            "userId": {"S": key.user_id},
+            "version": {"N": str(key.version)},
+            "wrapped": {"B": key.wrapped},
+            "createdAt": {"N": repr(key.created_at)},
+            "gsi1pk": {"S": data_keys_list_pk(key.tenant)},
+            "gsi1sk": {"S": f"U#{key.user_id}#{key.version:06d}"},
+        }
+        with self.table.errors():
+            try:
+                self.table.client.put_item(
+                    TableName=self.table.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
+                )
+                return key
+            except ClientError as exc:
+                if error_code(exc) != "ConditionalCheckFailedException":
+                    raise
+            stored = self.table.get(data_key_key(key.tenant, key.user_id, key.version))
+        if stored is None:  # created and erased in between: nothing to share
+            raise BackendUnavailable("vault", "the user's data key changed during the request; retry")
+        return _data_key(stored)
+
+    def replace_wrapped_key(self, tenant: str, user_id: str, version: int, old: bytes, new: bytes) -> bool:
+        with self.table.errors():
+            try:
+                self.table.client.update_item(
+                    TableName=self.table.table_name, Key=data_key_key(tenant, user_id, version),
+                    UpdateExpression="SET #wrapped = :new",
+                    ConditionExpression="#wrapped = :old",
+                    ExpressionAttributeNames={"#wrapped": "wrapped"},
+                    ExpressionAttributeValues={":new": {"B": new}, ":old": {"B": old}},
+                )
+            except ClientError as exc:
+                if error_code(exc) == "ConditionalCheckFailedException":
+                    return False
+                raise
+        return True
+
+    def iter_data_keys(self, tenant: str, user_id: str | None = None) -> Iterator[WrappedDataKey]:
+        with self.table.errors():
+            if user_id is not None:
+                items = list(self.table.query(
+                    KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                    ExpressionAttributeValues={":pk": {"S": user_pk(tenant, user_id)}, ":prefix": {"S": "DATAKEY#"}},
+                ))
+            else:
+                listed = list(self.table.query(
+                    IndexName="gsi1", KeyConditionExpression="gsi1pk = :pk",
+                    ExpressionAttributeValues={":pk": {"S": data_keys_list_pk(tenant)}},
+                ))
+                # The index is eventually consistent: read each key itself before re-wrapping it.
+                items = self.table.batch_get([{"pk": i["pk"], "sk": i["sk"]} for i in listed])
+        return iter(sorted((_data_key(item) for item in items), key=lambda k: (k.user_id, k.version)))
+
+    def destroy_data_keys(self, tenant: str, user_id: str) -> None:
+        with self.table.errors():
+            self.table.batch_delete(self.table.keys_with_prefix(user_pk(tenant, user_id), "DATAKEY#"))
+
+    # Tokens and entries
+
+    def tokens_for_fingerprints(
+        self, tenant: str, user_id: str, thread_id: str, fingerprints: Sequence[str]
+    ) -> dict[str, str]:
+        keys = [value_index_key(tenant, user_id, thread_id, fp) for fp in dict.fromkeys(fingerprints)]
+        with self.table.errors():
+            items = self.table.batch_get(keys)
+        return {item["fingerprint"]["S"]: item["token"]["S"] for item in items}
+
+    def allocate_counters(self, tenant: str, user_id: str, thread_id: str, count: int) -> list[int]:
+        if count <= 0:
+            return []
+        with self.table.errors():
+            response = self.table.client.update_item(
+                TableName=self.table.table_name, Key=counter_key(tenant, user_id, thread_id),
+                UpdateExpression="ADD lastCounter :n",
+                ExpressionAttributeValues={":n": {"N": str(count)}},
+                ReturnValues="UPDATED_NEW",
+            )
+        last = int(response["Attributes"]["lastCounter"]["N"])
+        return list(range(last - count + 1, last + 1))
+
+    def add_entry(self, entry: VaultEntry) -> str:
+        index_item = {
+            **value_index_key(entry.tenant, entry.user_id, entry.thread_id, entry.fingerprint),
+            "fingerprint": {"S": entry.fingerprint},
+            "token": {"S": entry.token},
+        }
+        entry_item = {
+            **entry_key(entry.tenant, entry.user_id, entry.token),
+            "type": {"S": "vault"},
+            "threadId": {"S": entry.thread_id},
+            "entityType": {"S": entry.entity_type},
+            "fingerprint": {"S": entry.fingerprint},
+            "ciphertext": {"B": entry.ciphertext},
+            "keyVersion": {"N": str(entry.key_version)},
+            "createdAt": {"N": repr(entry.created_at)},
+        }
+        table = self.table
+        reasons: list[str] = []
+        with table.errors():
+            for attempt in range(MAX_ENTRY_ATTEMPTS):
+                reasons = table.transact([
+                    {"Put": {"TableName": table.table_name, "Item": index_item,
+                             "ConditionExpression": "attribute_not_exists(pk)"}},
+                    {"Put": {"TableName": table.table_name, "Item": entry_item,
+                             "ConditionExpression": "attribute_not_exists(pk)"}},
+                ])
+                if not reasons:
+                    return entry.token
+                if reasons[0] == CONDITION_FAILED:
+                    index_key = value_index_key(entry.tenant, entry.user_id, entry.thread_id, entry.fingerprint)
+                    winner = table.get(index_key)
+                    if winner is not None:
+                        return str(winner["token"]["S"])
+                if TRANSACTION_CONFLICT not in reasons:
+                    break
+                table.sleep(backoff(attempt))
+        raise BackendUnavailable("vault", f"vault entry not stored: {reasons}")
+
+    def get_entries(self, tenant: str, user_id: str, tokens: Sequence[str]) -> list[VaultEntry]:
+        keys = [entry_key(tenant, user_id, token) for token in dict.fromkeys(tokens)]
+        with self.table.errors():
+            items = self.table.batch_get(keys)
+        return [_entry(tenant, user_id, item) for item in items]
+
+    def delete_user(self, tenant: str, user_id: str) -> None:
+        with self.table.errors():
+            self.table.batch_delete(self.table.keys_with_prefix(vault_pk(tenant, user_id)))
+
+
+def _data_key(item: Mapping[str, Any]) -> WrappedDataKey:
+    return WrappedDataKey(
+        tenant=item["tenant"]["S"], user_id=item["userId"]["S"], version=int(item["version"]["N"]),
+        wrapped=bytes(item["wrapped"]["B"]), created_at=float(item["createdAt"]["N"]),
+    )
+
+
+def _entry(tenant: str, user_id: str, item: Mapping[str, Any]) -> VaultEntry:
+    return VaultEntry(
+        tenant=tenant, user_id=user_id, thread_id=item["threadId"]["S"],
+        token=item["sk"]["S"].removeprefix("TOK#"), entity_type=item["entityType"]["S"],
+        fingerprint=item["fingerprint"]["S"], ciphertext=bytes(item["ciphertext"]["B"]),
+        key_version=int(item["keyVersion"]["N"]), created_at=float(item["createdAt"]["N"]),
+    )

@@ -1,0 +1,99 @@
+"""Transcripts on SQLite: append-only turns keyed by tenant, user, thread and sequence number."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from agentmem.adapters.local.sqlite_base import SqliteDatabase
+from agentmem.ports.records import Page
+from agentmem.ports.transcripts import NewTurn, StoredTurn, decode_turn_cursor, encode_turn_cursor
+
+# The primary key is the index every query walks: by thread, in seq order, either direction.
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS turns (
+    tenant TEXT NOT NULL, user_id TEXT NOT NULL, thread_id TEXT NOT NULL, seq INTEGER NOT NULL,
+    role TEXT NOT NULL, content TEXT NOT NULL, tokens INTEGER NOT NULL, created_at REAL NOT NULL,
+    PRIMARY KEY (tenant, user_id, thread_id, seq)
+) WITHOUT ROWID;
+"""
+
+
+class SqliteTranscriptStore:
+    """TranscriptStore on a SQLite file (WAL); one write transaction per append."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db = SqliteDatabase(path, SCHEMA)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def append(
+        self, tenant: str, user_id: str, thread_id: str, turns: Sequence[NewTurn], created_at: float
+    ) -> list[StoredTurn]:
+        if not turns:
+            return []
+        # BEGIN IMMEDIATE takes the write lock first, so the last seq read here cannot go stale.
+        with self._db.transaction() as conn:
+            last = conn.execute(
+                "SELECT MAX(seq) FROM turns WHERE tenant=? AND user_id=? AND thread_id=?",
+                (tenant, user_id, thread_id),
+            ).fetchone()[0]
+            first = (last or 0) + 1
+            stored = [
+                StoredTurn(tenant, user_id, thread_id, first + i, t.role, t.content, t.tokens, created_at)
+                for i, t in enumerate(turns)
+            ]
+            conn.executemany(
+                "INSERT INTO turns (tenant, user_id, thread_id, seq, role, content, tokens, created_at)"
+                " VALUES (?,?,?,?,?,?,?,?)",
+                [(t.tenant, t.user_id, t.thread_id, t.seq, t.role, t.content, t.tokens, t.created_at)
+                 for t in stored],
+            )
+        return stored
+
+    def list_turns(
+        self, tenant: str, user_id: str, thread_id: str, *, limit: int, cursor: str | None = None
+    ) -> Page[StoredTurn]:
+        after = decode_turn_cursor(cursor, tenant, user_id, thread_id) if cursor else 0
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM turns WHERE tenant=? AND user_id=? AND thread_id=? AND seq > ?"
+                " ORDER BY seq LIMIT ?",
+                (tenant, user_id, thread_id, after, limit + 1),
+            ).fetchall()
+        page = [_turn(row) for row in rows[:limit]]
+        more = len(rows) > limit
+        next_cursor = encode_turn_cursor(tenant, user_id, thread_id, page[-1].seq) if more and page else None
+        return Page(page, next_cursor)
+
+    def newest_turns(self, tenant: str, user_id: str, thread_id: str, limit: int) -> list[StoredTurn]:
+        if limit <= 0:
+            return []
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM turns WHERE tenant=? AND user_id=? AND thread_id=? ORDER BY seq DESC LIMIT ?",
+                (tenant, user_id, thread_id, limit),
+            ).fetchall()
+        return [_turn(row) for row in reversed(rows)]
+
+    def thread_exists(self, tenant: str, user_id: str, thread_id: str) -> bool:
+        with self._db.reading() as conn:
+            row = conn.execute(
+                "SELECT 1 FROM turns WHERE tenant=? AND user_id=? AND thread_id=? LIMIT 1",
+                (tenant, user_id, thread_id),
+            ).fetchone()
+        return row is not None
+
+    def delete_user(self, tenant: str, user_id: str) -> None:
+        with self._db.transaction() as conn:
+            conn.execute("DELETE FROM turns WHERE tenant=? AND user_id=?", (tenant, user_id))
+
+
+def _turn(row: Any) -> StoredTurn:
+    return StoredTurn(
+        tenant=row["tenant"], user_id=row["user_id"], thread_id=row["thread_id"], seq=int(row["seq"]),
+        role=row["role"], content=row["content"], tokens=int(row["tokens"]), created_at=float(row["created_at"]),
+    )

@@ -1,0 +1,94 @@
+"""The transcript store port: append-only conversation turns per tenant, user and thread."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from agentmem.domain.errors import InvalidInput
+from agentmem.ports.records import Page
+
+
+@dataclass(frozen=True)
+class NewTurn:
+    """A turn to append: already masked, its token count computed."""
+
+    role: str
+    content: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class StoredTurn:
+    """A stored turn. `seq` starts at 1 in every thread and grows by one per turn."""
+
+    tenant: str
+    user_id: str
+    thread_id: str
+    seq: int
+    role: str
+    content: str
+    tokens: int
+    created_at: float
+
+
+class TranscriptStore(Protocol):
+    """Append-only turns. Every call names tenant and user; nothing reads across either.
+
+    Raises `BackendUnavailable("transcripts", ...)` when the backend cannot be reached.
+    """
+
+    def append(
+        self, tenant: str, user_id: str, thread_id: str, turns: Sequence[NewTurn], created_at: float
+    ) -> list[StoredTurn]:
+        """Store `turns` after the thread's last turn, all or none, with consecutive `seq`s.
+
+        Two writers appending to one thread at once never get the same `seq`.
+        """
+
+    def list_turns(
+        self, tenant: str, user_id: str, thread_id: str, *, limit: int, cursor: str | None = None
+    ) -> Page[StoredTurn]:
+        """Turns oldest first. Raises InvalidInput for a cursor this listing did not return."""
+
+    def newest_turns(self, tenant: str, user_id: str, thread_id: str, limit: int) -> list[StoredTurn]:
+        """The newest `limit` turns of a thread, oldest of them first; reads only those turns."""
+
+    def thread_exists(self, tenant: str, user_id: str, thread_id: str) -> bool:
+        """True when the thread has at least one stored turn."""
+
+    def delete_user(self, tenant: str, user_id: str) -> None:
+        """Delete every turn of every thread of one user (idempotent)."""
+
+
+def _thread_binding(tenant: str, user_id: str, thread_id: str) -> str:
+    return hashlib.sha256(f"{tenant}/{user_id}/{thread_id}".encode()).hexdigest()[:12]
+
+
+def encode_turn_cursor(tenant: str, user_id: str, thread_id: str, after_seq: int) -> str:
+    """An opaque cursor: the last `seq` of a page, bound to its thread (both adapters use it)."""
+    raw = json.dumps({"s": after_seq, "t": _thread_binding(tenant, user_id, thread_id)}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_turn_cursor(cursor: str, tenant: str, user_id: str, thread_id: str) -> int:
+    """The `seq` a cursor continues after; InvalidInput unless this thread's listing returned it."""
+    try:
+        plain = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        valid = (
+            isinstance(plain, dict)
+            and set(plain) == {"s", "t"}
+            and isinstance(plain["s"], int)
+            and plain["s"] >= 0
+            and plain["t"] == _thread_binding(tenant, user_id, thread_id)
+        )
+    except (ValueError, TypeError, binascii.Error):
+        valid = False
+    if not valid:
+        raise InvalidInput("invalid cursor", [{"field": "cursor", "message": "not a cursor this API returned"}])
+    return int(plain["s"])

@@ -1,0 +1,308 @@
+"""Conversation memory: masked transcripts, the PII vault behind them, and erasing a user.
+
+Every turn is masked before it is stored: personal data found by the detector becomes a token of
+its thread (`{{PII_EMAIL_3f9a1c2b_1}}`), the same value in the same thread always the same token,
+and the original goes to the vault encrypted under the user's data key, the token as associated
+data. Nothing downstream (the transcript store, the event bus, the embedder, an LLM) sees an
+original value; only `unmask` restores them, and only a user's own.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from agentmem.domain.envelope import (
+    DataKey,
+    DataKeyCache,
+    DecryptionFailed,
+    decrypt_value,
+    encrypt_value,
+    encryption_context,
+    value_fingerprint,
+)
+from agentmem.domain.errors import AgentMemError, BackendUnavailable, NotFound
+from agentmem.domain.packing import HistoryTurn
+from agentmem.domain.pii import PiiSpan, find_tokens, format_token, mask, unmask
+from agentmem.ports.clock import now
+from agentmem.ports.events import DomainEvent, EventBus
+from agentmem.ports.pii import PiiDetector
+from agentmem.ports.records import Page
+from agentmem.ports.transcripts import NewTurn, StoredTurn, TranscriptStore
+from agentmem.ports.vault import KeyProvider, VaultEntry, VaultStore, WrappedDataKey
+from agentmem.ports.vectors import VectorIndex, VectorKind
+
+TURNS_APPENDED = "TurnsAppended"
+FIRST_DATA_KEY_VERSION = 1
+# Vectors a user owns: erased with the user. Lessons belong to agents and stay.
+USER_VECTOR_KINDS: tuple[VectorKind, ...] = ("fact", "turn")
+THREAD_HASH_CACHE_SIZE = 4096
+
+log = logging.getLogger(__name__)
+
+UserEraser = Callable[[str, str], None]
+"""Erases one part of a user's memory: called with (tenant, user_id); must be idempotent."""
+
+
+class TokenCounting(Protocol):
+    def count(self, text: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class TurnInput:
+    """A turn as the client sends it, before masking."""
+
+    role: str
+    content: str
+
+
+@dataclass
+class ConversationService:
+    """Transcripts, the PII vault and erasure for the users of one tenant."""
+
+    tenant: str
+    transcripts: TranscriptStore
+    vault: VaultStore
+    keys: KeyProvider
+    detector: PiiDetector
+    bus: EventBus | None = None
+    vectors: VectorIndex | None = None
+    counter: TokenCounting | None = None
+    clock: Callable[[], float] = field(default=now)
+    key_cache: DataKeyCache = field(default_factory=DataKeyCache)
+    # Other parts of a user's memory (profile, facts) register how to erase themselves here.
+    user_erasers: list[UserEraser] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._thread_hashes: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._thread_hash_lock = threading.Lock()
+
+    # Turns
+
+    def append_turns(self, user_id: str, thread_id: str, turns: Sequence[TurnInput]) -> list[StoredTurn]:
+        """Mask and store turns at the end of a thread; returns them as stored, with `seq` and `tokens`."""
+        masked = self._mask_texts(user_id, thread_id, [turn.content for turn in turns])
+        counter = self._counter()
+        new_turns = [
+            NewTurn(role=turn.role, content=text, tokens=counter.count(text))
+            for turn, text in zip(turns, masked, strict=True)
+        ]
+        stored = self.transcripts.append(self.tenant, user_id, thread_id, new_turns, self.clock())
+        log.info("turns appended", extra={"userId": user_id, "threadId": thread_id, "turns": len(stored)})
+        self._announce(user_id, thread_id, stored)
+        return stored
+
+    def list_turns(self, user_id: str, thread_id: str, limit: int, cursor: str | None = None) -> Page[StoredTurn]:
+        """A page of a thread's masked turns, oldest first; NotFound for a thread with no turns."""
+        page = self.transcripts.list_turns(self.tenant, user_id, thread_id, limit=limit, cursor=cursor)
+        if not page.items and not self.transcripts.thread_exists(self.tenant, user_id, thread_id):
+            raise NotFound(f"thread {thread_id} of user {user_id} not found")
+        return page
+
+    def recent_history(self, user_id: str, thread_id: str, limit: int) -> list[HistoryTurn]:
+        """The newest `limit` turns of a thread (oldest first) with their stored token counts."""
+        turns = self.transcripts.newest_turns(self.tenant, user_id, thread_id, limit)
+        return [HistoryTurn(role=t.role, content=t.content, tokens=t.tokens) for t in turns]
+
+    def mask_text(self, user_id: str, thread_id: str, text: str) -> str:
+        """`text` with its personal data replaced by the thread's tokens (originals go to the vault)."""
+        return self._mask_texts(user_id, thread_id, [text])[0]
+
+    # Vault
+
+    def unmask(self, user_id: str, thread_id: str, text: str) -> str:
+        """`text` with every token of this user restored, from any of their threads.
+
+        Tokens of another user, of an erased user, or forged ones are left as they are. The
+        thread only names where the request comes from: a new thread may quote older tokens.
+        """
+        tokens = [found.token for found in find_tokens(text)]
+        if not tokens:
+            return text
+        entries = self.vault.get_entries(self.tenant, user_id, tokens)
+        if not entries:
+            return text
+        data_key = self._data_key(user_id, create=False)
+        if data_key is None:
+            return text
+        originals: dict[str, str] = {}
+        for entry in entries:
+            if entry.key_version != data_key.version:
+                continue
+            try:
+                originals[entry.token] = decrypt_value(data_key.plaintext, entry.token, entry.ciphertext)
+            except DecryptionFailed:
+                # Never the value, never the token's content in the log: only that one failed.
+                log.warning("vault entry did not decrypt", extra={"userId": user_id})
+        return unmask(text, originals.get)
+
+    def rewrap_data_keys(self, user_id: str | None = None) -> int:
+        """Re-wrap every data key of the tenant (or of one user) under the current key-encryption key.
+
+        For after a KEK rotation, when old key versions should stop being needed. The data keys
+        themselves do not change, so no value is re-encrypted. Returns how many keys were re-wrapped;
+        a key changed concurrently (erased, re-wrapped) is skipped.
+        """
+        rewrapped = 0
+        for stored in list(self.vault.iter_data_keys(self.tenant, user_id)):
+            context = encryption_context(self.tenant, stored.user_id)
+            new = self.keys.rewrap(stored.wrapped, context)
+            if self.vault.replace_wrapped_key(self.tenant, stored.user_id, stored.version, stored.wrapped, new):
+                rewrapped += 1
+        log.info("data keys re-wrapped", extra={"count": rewrapped})
+        return rewrapped
+
+    # Users
+
+    def erase_user(self, user_id: str) -> None:
+        """Erase a user: data keys first (so no copy anywhere decrypts), then every record. Idempotent."""
+        self.vault.destroy_data_keys(self.tenant, user_id)
+        self.key_cache.forget(self.tenant, user_id)
+        self.transcripts.delete_user(self.tenant, user_id)
+        self.vault.delete_user(self.tenant, user_id)
+        for erase in self.user_erasers:
+            erase(self.tenant, user_id)
+        if self.vectors is not None:
+            for kind in USER_VECTOR_KINDS:
+                self.vectors.delete_owner(self.tenant, kind, user_id)
+        with self._thread_hash_lock:
+            for key in [k for k in self._thread_hashes if k[0] == user_id]:
+                del self._thread_hashes[key]
+        log.info("user erased", extra={"userId": user_id})
+
+    def close(self) -> None:
+        for part in (self.transcripts, self.vault):
+            close = getattr(part, "close", None)
+            if close:
+                close()
+
+    # Internals
+
+    def _mask_texts(self, user_id: str, thread_id: str, texts: Sequence[str]) -> list[str]:
+        spans_per_text = [self._detect(text) for text in texts]
+        if not any(spans_per_text):
+            return list(texts)
+        thread_hash = self._thread_hash(user_id, thread_id)
+        # A dry run with no known tokens tells which values masking will replace (overlaps resolved,
+        # tokens already in the text left alone), so tokens are fetched or made for exactly those.
+        entity_type_by_value: dict[str, str] = {}
+        for text, spans in zip(texts, spans_per_text, strict=True):
+            for entity_type, value in mask(text, spans, thread_hash, {}).assigned.values():
+                entity_type_by_value.setdefault(value, entity_type)
+        if not entity_type_by_value:
+            return list(texts)
+        token_by_value = self._tokens_for(user_id, thread_id, thread_hash, entity_type_by_value)
+        masked = []
+        for text, spans in zip(texts, spans_per_text, strict=True):
+            result = mask(text, spans, thread_hash, token_by_value)
+            if result.assigned:  # every value has its vault entry before any text is masked
+                raise AssertionError("masking assigned a token that has no vault entry")
+            masked.append(result.text)
+        return masked
+
+    def _tokens_for(
+        self, user_id: str, thread_id: str, thread_hash: str, entity_type_by_value: dict[str, str]
+    ) -> dict[str, str]:
+        data_key = self._data_key(user_id, create=True)
+        assert data_key is not None
+        fingerprints = {
+            value: value_fingerprint(data_key.plaintext, thread_id, value) for value in entity_type_by_value
+        }
+        known = self.vault.tokens_for_fingerprints(self.tenant, user_id, thread_id, list(fingerprints.values()))
+        new_values = [value for value, fp in fingerprints.items() if fp not in known]
+        counters = self.vault.allocate_counters(self.tenant, user_id, thread_id, len(new_values))
+        created_at = self.clock()
+        for value, counter in zip(new_values, counters, strict=True):
+            token = format_token(entity_type_by_value[value], thread_hash, counter)
+            entry = VaultEntry(
+                tenant=self.tenant, user_id=user_id, thread_id=thread_id, token=token,
+                entity_type=entity_type_by_value[value], fingerprint=fingerprints[value],
+                ciphertext=encrypt_value(data_key.plaintext, token, value),
+                key_version=data_key.version, created_at=created_at,
+            )
+            # Another writer may have given this value a token in the meantime: theirs wins.
+            known[fingerprints[value]] = self.vault.add_entry(entry)
+        return {value: known[fp] for value, fp in fingerprints.items()}
+
+    def _detect(self, text: str) -> list[PiiSpan]:
+        if not text:
+            return []
+        try:
+            return self.detector.detect(text)
+        except AgentMemError:
+            raise
+        except Exception as exc:
+            # Fail closed: a turn that could not be checked for personal data is not stored.
+            log.exception("PII detection failed")
+            raise BackendUnavailable("pii", f"PII detection unavailable: {type(exc).__name__}") from exc
+
+    def _data_key(self, user_id: str, *, create: bool) -> DataKey | None:
+        cached = self.key_cache.get(self.tenant, user_id)
+        if cached is not None:
+            return cached
+        context = encryption_context(self.tenant, user_id)
+        stored = self.vault.get_data_key(self.tenant, user_id)
+        if stored is None:
+            if not create:
+                return None
+            generated = self.keys.generate_data_key(context)
+            stored = self.vault.add_data_key(
+                WrappedDataKey(
+                    tenant=self.tenant, user_id=user_id, version=FIRST_DATA_KEY_VERSION,
+                    wrapped=generated.wrapped, created_at=self.clock(),
+                )
+            )
+            # Whoever stored the user's first key first wins; the other generated key is dropped.
+            plaintext = generated.plaintext if stored.wrapped == generated.wrapped else None
+        else:
+            plaintext = None
+        if plaintext is None:
+            plaintext = self.keys.unwrap(stored.wrapped, context)
+        key = DataKey(version=stored.version, wrapped=stored.wrapped, plaintext=plaintext)
+        self.key_cache.put(self.tenant, user_id, key)
+        return key
+
+    def _thread_hash(self, user_id: str, thread_id: str) -> str:
+        cache_key = (user_id, thread_id)
+        with self._thread_hash_lock:
+            cached = self._thread_hashes.get(cache_key)
+            if cached is not None:
+                self._thread_hashes.move_to_end(cache_key)
+                return cached
+        # Computed outside the lock: in AWS this is a KMS GenerateMac call.
+        value = self.keys.thread_hash(self.tenant, user_id, thread_id)
+        with self._thread_hash_lock:
+            self._thread_hashes[cache_key] = value
+            while len(self._thread_hashes) > THREAD_HASH_CACHE_SIZE:
+                self._thread_hashes.popitem(last=False)
+        return value
+
+    def _counter(self) -> TokenCounting:
+        if self.counter is None:
+            from agentmem.tokens import get_token_counter
+
+            self.counter = get_token_counter()
+        return self.counter
+
+    def _announce(self, user_id: str, thread_id: str, stored: list[StoredTurn]) -> None:
+        if self.bus is None or not stored:
+            return
+        # Ids and sequence numbers only: consumers read the (masked) turns from the store.
+        event = DomainEvent(
+            TURNS_APPENDED,
+            {
+                "tenant": self.tenant, "userId": user_id, "threadId": thread_id,
+                "fromSeq": stored[0].seq, "toSeq": stored[-1].seq,
+            },
+        )
+        try:
+            receipts = self.bus.publish([event])
+            failed = [r.error for r in receipts if not r.ok]
+        except Exception as exc:  # the turns are stored; consolidation catches up on the next append
+            failed = [type(exc).__name__]
+        if failed:
+            log.warning("TurnsAppended not published", extra={"errors": failed})

@@ -1,0 +1,188 @@
+"""The TranscriptStore contract: SqliteTranscriptStore and DynamoDbTranscriptStore (moto) behave alike."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agentmem.domain.errors import InvalidInput
+from agentmem.ports.transcripts import NewTurn, StoredTurn, encode_turn_cursor
+
+from tests.contract.conftest import TABLE_NAME, create_table
+
+T0 = 1_750_000_000.0
+
+
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def transcripts(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    if request.param == "sqlite":
+        from agentmem.adapters.local.transcript_store import SqliteTranscriptStore
+
+        store = SqliteTranscriptStore(tmp_path / "transcripts.db")
+        yield store
+        store.close()
+    else:
+        from agentmem.adapters.aws.dynamodb_transcripts import DynamoDbTranscriptStore
+
+        request.getfixturevalue("moto")
+        create_table()
+        yield DynamoDbTranscriptStore(TABLE_NAME, sleep=lambda _: None)
+
+
+def turns(*contents: str) -> list[NewTurn]:
+    roles = ("user", "assistant")
+    return [NewTurn(role=roles[i % 2], content=c, tokens=len(c)) for i, c in enumerate(contents)]
+
+
+def append_numbered(store: Any, count: int, *, tenant: str = "acme", user: str = "alice", thread: str = "t1") -> None:
+    for n in range(count):
+        store.append(tenant, user, thread, turns(f"turn {n}"), T0 + n)
+
+
+def contents(stored: list[StoredTurn]) -> list[str]:
+    return [t.content for t in stored]
+
+
+def test_appends_get_consecutive_seqs_from_one_and_read_back_whole(transcripts: Any) -> None:
+    first = transcripts.append("acme", "alice", "t1", turns("hello", "hi there"), T0)
+    second = transcripts.append("acme", "alice", "t1", turns("again"), T0 + 1)
+
+    assert [t.seq for t in first + second] == [1, 2, 3]
+    assert first[1] == StoredTurn("acme", "alice", "t1", 2, "assistant", "hi there", 8, T0)
+    assert transcripts.list_turns("acme", "alice", "t1", limit=10).items == first + second
+
+
+def test_every_thread_counts_its_own_seqs(transcripts: Any) -> None:
+    transcripts.append("acme", "alice", "t1", turns("a", "b"), T0)
+    other = transcripts.append("acme", "alice", "t2", turns("c"), T0)
+    assert other[0].seq == 1
+
+
+def test_an_empty_append_stores_nothing(transcripts: Any) -> None:
+    assert transcripts.append("acme", "alice", "t1", [], T0) == []
+    assert not transcripts.thread_exists("acme", "alice", "t1")
+
+
+def test_pages_walk_the_thread_oldest_first_without_gaps_or_repeats(transcripts: Any) -> None:
+    append_numbered(transcripts, 7)
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        page = transcripts.list_turns("acme", "alice", "t1", limit=3, cursor=cursor)
+        seen += contents(page.items)
+        pages += 1
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert seen == [f"turn {n}" for n in range(7)]
+    assert pages == 3
+
+
+def test_a_page_that_ends_the_thread_has_no_cursor(transcripts: Any) -> None:
+    append_numbered(transcripts, 3)
+    assert transcripts.list_turns("acme", "alice", "t1", limit=3).next_cursor is None
+
+
+@pytest.mark.parametrize("cursor", ["not-a-cursor", "eyJzIjotMSwidCI6IngifQ", ""])
+def test_a_cursor_not_returned_by_this_api_is_invalid_input(transcripts: Any, cursor: str) -> None:
+    append_numbered(transcripts, 2)
+    if cursor == "":
+        cursor = encode_turn_cursor("acme", "alice", "other-thread", 1)
+    with pytest.raises(InvalidInput) as raised:
+        transcripts.list_turns("acme", "alice", "t1", limit=1, cursor=cursor)
+    assert raised.value.details == [{"field": "cursor", "message": "not a cursor this API returned"}]
+
+
+def test_a_cursor_of_another_user_or_tenant_is_refused(transcripts: Any) -> None:
+    append_numbered(transcripts, 2)
+    for tenant, user in (("acme", "bob"), ("globex", "alice")):
+        with pytest.raises(InvalidInput):
+            transcripts.list_turns("acme", "alice", "t1", limit=1, cursor=encode_turn_cursor(tenant, user, "t1", 1))
+
+
+def test_newest_turns_are_the_last_ones_oldest_first(transcripts: Any) -> None:
+    append_numbered(transcripts, 12)
+    assert contents(transcripts.newest_turns("acme", "alice", "t1", 4)) == [f"turn {n}" for n in range(8, 12)]
+    assert len(transcripts.newest_turns("acme", "alice", "t1", 50)) == 12
+    assert transcripts.newest_turns("acme", "alice", "t1", 0) == []
+    assert transcripts.newest_turns("acme", "alice", "nothing-here", 5) == []
+
+
+def test_no_read_reaches_another_user_or_tenant(transcripts: Any) -> None:
+    transcripts.append("acme", "alice", "t1", turns("alice's"), T0)
+    transcripts.append("acme", "bob", "t1", turns("bob's"), T0)
+    transcripts.append("globex", "alice", "t1", turns("globex alice's"), T0)
+
+    assert contents(transcripts.list_turns("acme", "alice", "t1", limit=10).items) == ["alice's"]
+    assert contents(transcripts.newest_turns("acme", "bob", "t1", 10)) == ["bob's"]
+    assert contents(transcripts.newest_turns("globex", "alice", "t1", 10)) == ["globex alice's"]
+    assert not transcripts.thread_exists("acme", "carol", "t1")
+
+
+def test_deleting_a_user_removes_all_their_threads_and_nothing_else(transcripts: Any) -> None:
+    for thread in ("t1", "t2", "t3"):
+        append_numbered(transcripts, 3, thread=thread)
+    transcripts.append("acme", "bob", "t1", turns("bob's"), T0)
+    transcripts.append("globex", "alice", "t1", turns("globex alice's"), T0)
+
+    transcripts.delete_user("acme", "alice")
+    transcripts.delete_user("acme", "alice")
+
+    for thread in ("t1", "t2", "t3"):
+        assert not transcripts.thread_exists("acme", "alice", thread)
+        assert transcripts.list_turns("acme", "alice", thread, limit=10).items == []
+    assert contents(transcripts.newest_turns("acme", "bob", "t1", 10)) == ["bob's"]
+    assert transcripts.thread_exists("globex", "alice", "t1")
+    # A thread appended to after an erase starts again at seq 1.
+    assert transcripts.append("acme", "alice", "t1", turns("fresh"), T0)[0].seq == 1
+
+
+class InterleavingClient:
+    """A DynamoDB client that lets another writer append to the thread just before each of our first
+    `times` transactions: the race two Lambda containers run when they append to one thread at once."""
+
+    def __init__(self, inner: Any, other_writer: Any, times: int) -> None:
+        self.inner, self.other_writer, self.left = inner, other_writer, times
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def transact_write_items(self, **request: Any) -> Any:
+        if self.left > 0:
+            self.left -= 1
+            self.other_writer.append("acme", "alice", "t1", turns("from the other writer"), T0)
+        return self.inner.transact_write_items(**request)
+
+
+def test_two_writers_never_share_a_seq(transcripts: Any) -> None:
+    if type(transcripts).__name__ == "DynamoDbTranscriptStore":
+        import boto3
+        from agentmem.adapters.aws.dynamodb_transcripts import DynamoDbTranscriptStore
+
+        other = DynamoDbTranscriptStore(TABLE_NAME)
+        racing = DynamoDbTranscriptStore(
+            TABLE_NAME, InterleavingClient(boto3.client("dynamodb"), other, times=2), sleep=lambda _: None
+        )
+        racing.append("acme", "alice", "t1", turns("mine", "mine too"), T0)
+    else:
+        # SQLite takes the write lock before reading the last seq: real threads cannot interleave.
+        def writer() -> None:
+            for _ in range(5):
+                transcripts.append("acme", "alice", "t1", turns("x", "y"), T0)
+
+        threads = [threading.Thread(target=writer) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    stored = transcripts.list_turns("acme", "alice", "t1", limit=100).items
+    assert [t.seq for t in stored] == list(range(1, len(stored) + 1))
+    if type(transcripts).__name__ == "DynamoDbTranscriptStore":
+        assert contents(stored) == ["from the other writer"] * 2 + ["mine", "mine too"]
+    else:
+        assert len(stored) == 40

@@ -1,0 +1,183 @@
+"""What the conversation-memory integration suites share: calling the handlers, recording the embedder,
+and a randomised multi-tenant scenario checked against a model of what each user may see."""
+
+from __future__ import annotations
+
+import json
+import random
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from agentmem.domain.pii import find_tokens
+from agentmem.local import apigateway
+from agentmem.local.lambda_runtime import invoke
+from agentmem.wiring import Services, set_services
+
+# The identifier types whose every detected value must be masked (the issue's "structured types").
+STRUCTURED_ENTITY_TYPES = frozenset(
+    {"EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "US_SSN", "IBAN_CODE", "IP_ADDRESS"}
+)
+
+
+class HandlerCaller:
+    """Calls the real Lambda handlers with the API Gateway proxy event a request would become.
+
+    Each call first installs `services`, so several tenants (one Services each, as one stack each
+    in AWS) can be driven from one test.
+    """
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+
+    def __call__(self, method: str, path: str, body: Any = None, raw: str | None = None) -> tuple[int, Any]:
+        set_services(self.services)
+        found = apigateway.match(method, path.split("?", 1)[0])
+        if found.route is None:
+            return 404, None
+        text = raw if raw is not None else (json.dumps(body) if body is not None else None)
+        event = apigateway.proxy_event(
+            found.route, found.path_parameters, method, path, {"Content-Type": "application/json"}, text,
+            "127.0.0.1",
+        )
+        result = invoke(found.route.function, event)
+        payload = result.get("body")
+        return int(result["statusCode"]), (json.loads(payload) if payload else None)
+
+
+class RecordingEmbedder:
+    """An embedder that keeps every text it was given, in front of a real one (or a hashing one)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dimension = inner.dimension
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+class HashingEmbedder:
+    """Cheap deterministic unit vectors from character trigrams: for tests that need no semantics."""
+
+    model_id = "test/hashing-trigrams"
+    dimension = 64
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            padded = f"  {text.lower()}  "
+            for i in range(len(padded) - 2):
+                out[row, zlib.crc32(padded[i : i + 3].encode()) % self.dimension] += 1.0
+            out[row] /= max(float(np.linalg.norm(out[row])), 1e-9)
+        return out
+
+
+def append(call: HandlerCaller, user: str, thread: str, turns: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    status, answer = call(
+        "POST", f"/v1/users/{user}/threads/{thread}/turns",
+        {"turns": [{"role": role, "content": content} for role, content in turns]},
+    )
+    assert status == 201, answer
+    stored: list[dict[str, Any]] = answer["turns"]
+    return stored
+
+
+def all_turns(call: HandlerCaller, user: str, thread: str, page_size: int = 200) -> list[dict[str, Any]] | None:
+    """Every turn of a thread through the GET route, page by page; None when the thread is unknown (404)."""
+    turns: list[dict[str, Any]] = []
+    cursor = ""
+    while True:
+        status, page = call("GET", f"/v1/users/{user}/threads/{thread}/turns?limit={page_size}{cursor}")
+        if status == 404:
+            return None
+        assert status == 200, page
+        turns += page["items"]
+        if page["nextCursor"] is None:
+            return turns
+        cursor = f"&cursor={page['nextCursor']}"
+
+
+@dataclass
+class IsolationModel:
+    """What each (tenant, user) owns: their threads' masked turns, and what each of their tokens stands for."""
+
+    turns: dict[tuple[str, str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    values: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    masked_texts: list[tuple[tuple[str, str], str]] = field(default_factory=list)
+
+    def expected_unmask(self, tenant: str, user: str, text: str) -> str:
+        own = self.values.get((tenant, user), {})
+        out = text
+        for token in {t.token for t in find_tokens(text)}:
+            if token in own:
+                out = out.replace(token, own[token])
+        return out
+
+
+def run_isolation_scenario(
+    callers: dict[str, HandlerCaller], users: Sequence[str], threads: Sequence[str], seed: int, operations: int
+) -> IsolationModel:
+    """Random appends, reads, unmasks, retrieves and erasures over several tenants, users and threads.
+
+    After every operation the answer is checked against the model: a read returns exactly the
+    caller's own turns, an unmask restores exactly the caller's own tokens, an erase removes
+    exactly the caller's data. Every value is unique to one (tenant, user), so any leak shows.
+    """
+    rng = random.Random(seed)
+    model = IsolationModel()
+    tenants = list(callers)
+    serial = 0
+    for _ in range(operations):
+        tenant, user, thread = rng.choice(tenants), rng.choice(users), rng.choice(threads)
+        call = callers[tenant]
+        operation = rng.choices(["append", "read", "unmask", "retrieve", "erase"], [6, 2, 3, 1, 1])[0]
+        if operation == "append":
+            own = model.values.setdefault((tenant, user), {})
+            if own and rng.random() < 0.3:
+                email = rng.choice(sorted(own.values()))  # a value this user has used before
+            else:
+                serial += 1
+                email = f"{user}.{tenant}.{serial}@example.com"
+            # Short on purpose: moto's canned Comprehend answer would mask characters 50-58 of longer texts.
+            stored = append(call, user, thread, [("user", f"Mail {email}")])
+            tokens = find_tokens(stored[0]["content"])
+            assert len(tokens) == 1 and email not in stored[0]["content"]
+            own[tokens[0].token] = email
+            model.turns.setdefault((tenant, user, thread), []).extend(stored)
+            model.masked_texts.append(((tenant, user), stored[0]["content"]))
+        elif operation == "read":
+            expected = model.turns.get((tenant, user, thread))
+            assert all_turns(call, user, thread) == expected
+        elif operation == "unmask":
+            picked = [text for _, text in rng.sample(model.masked_texts, min(4, len(model.masked_texts)))]
+            text = " | ".join(picked) or "nothing to unmask"
+            status, answer = call("POST", f"/v1/users/{user}/threads/{thread}/unmask", {"text": text})
+            assert status == 200, answer
+            assert answer["text"] == model.expected_unmask(tenant, user, text)
+        elif operation == "retrieve":
+            status, answer = call(
+                "POST", "/v1/agents/agent-a/retrieve",
+                {"input": "What did we talk about?", "userId": user, "threadId": thread, "tokenBudget": 4000},
+            )
+            assert status == 200, answer
+            own_turns = [
+                {"role": t["role"], "content": t["content"]} for t in model.turns.get((tenant, user, thread), [])
+            ]
+            assert answer["history"] == own_turns[len(own_turns) - len(answer["history"]) :]
+        else:
+            status, _ = call("DELETE", f"/v1/users/{user}")
+            assert status == 204
+            for key in [k for k in model.turns if k[:2] == (tenant, user)]:
+                del model.turns[key]
+            model.values.pop((tenant, user), None)
+    # Finally every thread of every user reads back exactly as the model says.
+    for tenant in tenants:
+        for user in users:
+            for thread in threads:
+                assert all_turns(callers[tenant], user, thread) == model.turns.get((tenant, user, thread))
+    return model

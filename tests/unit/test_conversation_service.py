@@ -1,0 +1,311 @@
+"""ConversationService on the embedded adapters: masking, the vault's keys, erasure, events."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from agentmem.adapters.local.event_bus import SqliteEventBus
+from agentmem.adapters.local.key_file import LocalKeyFile
+from agentmem.adapters.local.pii_regex import RegexPiiDetector
+from agentmem.adapters.local.transcript_store import SqliteTranscriptStore
+from agentmem.adapters.local.vault_store import SqliteVaultStore
+from agentmem.adapters.local.vector_index import LocalVectorIndex
+from agentmem.domain.envelope import DataKeyCache
+from agentmem.domain.errors import BackendUnavailable, NotFound
+from agentmem.domain.pii import find_tokens
+from agentmem.ports.vault import GeneratedKey
+from agentmem.ports.vectors import VectorItem, VectorQuery
+from agentmem.service.conversations import TURNS_APPENDED, ConversationService, TurnInput
+
+EMAIL = "jane.doe@example.com"
+CARD = "4111 1111 1111 1111"
+
+
+class CountingKeys:
+    """The real local key file, counting the calls that would be KMS calls in AWS."""
+
+    def __init__(self, inner: LocalKeyFile) -> None:
+        self.inner = inner
+        self.calls: dict[str, int] = {"generate": 0, "unwrap": 0, "thread_hash": 0}
+
+    def generate_data_key(self, context: Mapping[str, str]) -> GeneratedKey:
+        self.calls["generate"] += 1
+        return self.inner.generate_data_key(context)
+
+    def unwrap(self, wrapped: bytes, context: Mapping[str, str]) -> bytes:
+        self.calls["unwrap"] += 1
+        return self.inner.unwrap(wrapped, context)
+
+    def rewrap(self, wrapped: bytes, context: Mapping[str, str]) -> bytes:
+        return self.inner.rewrap(wrapped, context)
+
+    def thread_hash(self, tenant: str, user_id: str, thread_id: str) -> str:
+        self.calls["thread_hash"] += 1
+        return self.inner.thread_hash(tenant, user_id, thread_id)
+
+
+class BrokenDetector:
+    def detect(self, text: str) -> list[Any]:
+        raise ConnectionError("Comprehend unreachable")
+
+
+@pytest.fixture
+def parts(tmp_path: Path) -> Iterator[dict[str, Any]]:
+    transcripts = SqliteTranscriptStore(tmp_path / "transcripts.db")
+    vault = SqliteVaultStore(tmp_path / "vault.db")
+    bus = SqliteEventBus(tmp_path / "events.db")
+    vectors = LocalVectorIndex(tmp_path / "vectors.db")
+    yield {
+        "transcripts": transcripts, "vault": vault, "bus": bus, "vectors": vectors,
+        "keys": CountingKeys(LocalKeyFile(tmp_path / "vault.key")),
+    }
+    for part in (transcripts, vault, bus, vectors):
+        part.close()
+
+
+def make_service(parts: dict[str, Any], tenant: str = "acme", **overrides: Any) -> ConversationService:
+    arguments: dict[str, Any] = {
+        "tenant": tenant, "transcripts": parts["transcripts"], "vault": parts["vault"], "keys": parts["keys"],
+        "detector": RegexPiiDetector(), "bus": parts["bus"], "vectors": parts["vectors"],
+    }
+    return ConversationService(**{**arguments, **overrides})
+
+
+def user_says(*texts: str) -> list[TurnInput]:
+    return [TurnInput("user", text) for text in texts]
+
+
+def test_the_same_value_gets_the_same_token_in_a_thread_across_appends(parts: dict[str, Any]) -> None:
+    service = make_service(parts)
+    first = service.append_turns("alice", "t1", user_says(f"mail {EMAIL}", f"card {CARD} and {EMAIL}"))
+    later = service.append_turns("alice", "t1", user_says(f"again {EMAIL}"))
+
+    email_token = find_tokens(first[0].content)[0].token
+    assert first[1].content == f"card {find_tokens(first[1].content)[0].token} and {email_token}"
+    assert later[0].content == f"again {email_token}"
+    counters = sorted(t.counter for turn in first for t in find_tokens(turn.content))
+    assert counters == [1, 1, 2]
+
+
+def test_another_thread_gives_the_same_value_another_token(parts: dict[str, Any]) -> None:
+    service = make_service(parts)
+    one = find_tokens(service.append_turns("alice", "t1", user_says(EMAIL))[0].content)[0]
+    two = find_tokens(service.append_turns("alice", "t2", user_says(EMAIL))[0].content)[0]
+    assert one.thread_hash != two.thread_hash
+    assert one.token != two.token
+
+
+def test_tokens_already_in_a_text_are_kept_as_they_are(parts: dict[str, Any]) -> None:
+    service = make_service(parts)
+    token = find_tokens(service.append_turns("alice", "t1", user_says(EMAIL))[0].content)[0].token
+    echoed = service.append_turns("alice", "t1", [TurnInput("assistant", f"I wrote to {token}.")])
+    assert echoed[0].content == f"I wrote to {token}."
+
+
+def test_turns_without_personal_data_touch_no_key(parts: dict[str, Any]) -> None:
+    service = make_service(parts)
+    stored = service.append_turns("alice", "t1", user_says("What is the weather like in spring?"))
+    assert stored[0].content == "What is the weather like in spring?"
+    assert parts["keys"].calls == {"generate": 0, "unwrap": 0, "thread_hash": 0}
+    assert parts["vault"].get_data_key("acme", "alice") is None
+
+
+def test_a_failed_pii_check_stores_nothing(parts: dict[str, Any]) -> None:
+    service = make_service(parts, detector=BrokenDetector())
+    with pytest.raises(BackendUnavailable) as raised:
+        service.append_turns("alice", "t1", user_says(f"mail {EMAIL}"))
+    assert raised.value.part == "pii"
+    assert not parts["transcripts"].thread_exists("acme", "alice", "t1")
+    with pytest.raises(NotFound):
+        service.list_turns("alice", "t1", 10)
+
+
+def test_token_counts_are_of_the_masked_text(parts: dict[str, Any]) -> None:
+    from agentmem.tokens import get_token_counter
+
+    service = make_service(parts)
+    stored = service.append_turns("alice", "t1", user_says(f"mail {EMAIL} now"))
+    assert stored[0].tokens == get_token_counter().count(stored[0].content)
+    assert service.recent_history("alice", "t1", 5)[0].tokens == stored[0].tokens
+
+
+def test_unwrapped_keys_and_thread_hashes_are_cached(parts: dict[str, Any]) -> None:
+    service = make_service(parts)
+    for n in range(3):
+        masked = service.append_turns("alice", "t1", user_says(f"{n}: {EMAIL}"))[0].content
+    assert service.unmask("alice", "t1", masked) == f"2: {EMAIL}"
+    assert parts["keys"].calls == {"generate": 1, "unwrap": 0, "thread_hash": 1}
+
+
+def test_without_the_cache_every_use_unwraps_the_key(parts: dict[str, Any]) -> None:
+    service = make_service(parts, key_cache=DataKeyCache(ttl_seconds=0))
+    masked = service.append_turns("alice", "t1", user_says(EMAIL))[0].content
+    service.append_turns("alice", "t1", user_says(EMAIL))
+    assert service.unmask("alice", "t9", masked) == EMAIL
+    assert parts["keys"].calls["unwrap"] == 2
+
+
+def test_unmask_restores_the_users_tokens_from_every_thread_but_no_one_elses(parts: dict[str, Any]) -> None:
+    service = make_service(parts)
+    mine = service.append_turns("alice", "t1", user_says(EMAIL))[0].content
+    mine_too = service.append_turns("alice", "t2", user_says(CARD))[0].content
+    theirs = service.append_turns("bob", "t1", user_says("bob@example.org"))[0].content
+    text = f"{mine} / {mine_too} / {theirs} / {{{{PII_EMAIL_deadbeef_1}}}}"
+
+    restored = service.unmask("alice", "t3", text)
+
+    assert restored == f"{EMAIL} / {CARD} / {theirs} / {{{{PII_EMAIL_deadbeef_1}}}}"
+    assert make_service(parts, tenant="globex").unmask("alice", "t1", mine) == mine
+
+
+def test_destroyed_data_keys_leave_leftover_entries_undecryptable(parts: dict[str, Any]) -> None:
+    service = make_service(parts)
+    masked = service.append_turns("alice", "t1", user_says(EMAIL))[0].content
+    parts["vault"].destroy_data_keys("acme", "alice")
+    service.key_cache.forget("acme", "alice")
+    assert parts["vault"].get_entries("acme", "alice", [find_tokens(masked)[0].token])  # the copy is there
+    assert service.unmask("alice", "t1", masked) == masked
+
+
+class OrderRecorder:
+    """Wraps a store, writing each erase call into a shared log before passing it on."""
+
+    def __init__(self, inner: Any, name: str, log: list[str]) -> None:
+        self.inner, self.name, self.log = inner, name, log
+
+    def __getattr__(self, attribute: str) -> Any:
+        target = getattr(self.inner, attribute)
+        if attribute not in {"destroy_data_keys", "delete_user"}:
+            return target
+
+        def recorded(*args: Any) -> Any:
+            self.log.append(f"{self.name}.{attribute}")
+            return target(*args)
+
+        return recorded
+
+
+def test_erase_destroys_the_data_keys_before_anything_else(parts: dict[str, Any]) -> None:
+    calls: list[str] = []
+    service = make_service(
+        parts,
+        transcripts=OrderRecorder(parts["transcripts"], "transcripts", calls),
+        vault=OrderRecorder(parts["vault"], "vault", calls),
+    )
+    service.user_erasers.append(lambda tenant, user: calls.append(f"hook({tenant},{user})"))
+    service.append_turns("alice", "t1", user_says(EMAIL))
+
+    service.erase_user("alice")
+
+    assert calls == ["vault.destroy_data_keys", "transcripts.delete_user", "vault.delete_user", "hook(acme,alice)"]
+
+
+def test_erase_removes_the_users_records_and_vectors_and_nobody_elses(parts: dict[str, Any]) -> None:
+    service = make_service(parts)
+    vectors = parts["vectors"]
+    unit = np.ones(4, dtype=np.float32) / 2
+    vectors.upsert([
+        VectorItem("acme", kind, owner, f"{kind}-{owner}", unit, 1.0)
+        for kind in ("fact", "turn", "lesson") for owner in ("alice", "bob")
+    ])
+    alice = service.append_turns("alice", "t1", user_says(EMAIL))[0].content
+    bob = service.append_turns("bob", "t1", user_says(EMAIL))[0].content
+
+    service.erase_user("alice")
+    service.erase_user("alice")  # idempotent
+
+    assert parts["vault"].get_data_key("acme", "alice") is None
+    assert not parts["transcripts"].thread_exists("acme", "alice", "t1")
+    assert parts["vault"].get_entries("acme", "alice", [find_tokens(alice)[0].token]) == []
+    assert service.unmask("bob", "t1", bob) == EMAIL
+
+    def owners(kind: str) -> set[str]:
+        hits = vectors.search(VectorQuery("acme", kind, "alice", unit, 10)) + vectors.search(
+            VectorQuery("acme", kind, "bob", unit, 10))
+        return {hit.item_id.split("-")[1] for hit in hits}
+
+    assert owners("fact") == owners("turn") == {"bob"}
+    assert owners("lesson") == {"alice", "bob"}  # lessons are the agents', not the user's
+
+
+def test_an_erased_user_starts_again_with_a_new_key(parts: dict[str, Any]) -> None:
+    service = make_service(parts)
+    old = service.append_turns("alice", "t1", user_says(EMAIL))[0].content
+    old_wrapped = parts["vault"].get_data_key("acme", "alice").wrapped
+    service.erase_user("alice")
+    new = service.append_turns("alice", "t1", user_says(EMAIL))[0].content
+    assert parts["vault"].get_data_key("acme", "alice").wrapped != old_wrapped
+    assert [t.seq for t in service.list_turns("alice", "t1", 10).items] == [1]
+    assert service.unmask("alice", "t1", new) == EMAIL
+    assert old == new  # the thread hash and counter restart alike; the value behind it is the new one
+
+
+def test_rewrap_moves_every_key_under_the_current_kek_and_values_still_decrypt(
+    parts: dict[str, Any],
+) -> None:
+    service = make_service(parts)
+    key_file: LocalKeyFile = parts["keys"].inner
+    masked = {user: service.append_turns(user, "t1", user_says(EMAIL))[0].content for user in ("alice", "bob")}
+    old_kek = key_file.current_kek_id()
+
+    new_kek = key_file.rotate()
+    assert service.rewrap_data_keys("alice") == 1
+    assert service.rewrap_data_keys() == 2
+
+    assert new_kek != old_kek
+    for user in ("alice", "bob"):
+        stored = parts["vault"].get_data_key("acme", user)
+        assert LocalKeyFile.kek_id_of(stored.wrapped) == new_kek
+        service.key_cache.forget("acme", user)
+        assert service.unmask(user, "t1", masked[user]) == EMAIL
+
+
+def test_concurrent_writers_share_one_token_per_value_and_never_a_seq(parts: dict[str, Any]) -> None:
+    service = make_service(parts)
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(5):
+                service.append_turns("alice", "t1", user_says(f"writer {n}.{i} {EMAIL}"))
+        except BaseException as exc:  # surfaced below: a thread's exception would vanish otherwise
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    turns = service.list_turns("alice", "t1", 100).items
+    assert [t.seq for t in turns] == list(range(1, 21))
+    assert len({find_tokens(t.content)[0].token for t in turns}) == 1
+
+
+def test_appending_announces_the_new_seqs_without_any_content(parts: dict[str, Any]) -> None:
+    service = make_service(parts)
+    service.append_turns("alice", "t1", user_says("hello", f"mail {EMAIL}"))
+    events = parts["bus"].due(limit=10)
+    assert [e.envelope["detail-type"] for e in events] == [TURNS_APPENDED]
+    assert events[0].envelope["detail"] == {
+        "tenant": "acme", "userId": "alice", "threadId": "t1", "fromSeq": 1, "toSeq": 2,
+    }
+    assert "jane" not in json.dumps(events[0].envelope)
+
+
+class DownBus:
+    def publish(self, events: Any) -> Any:
+        raise ConnectionError("EventBridge unreachable")
+
+
+def test_a_bus_outage_does_not_lose_the_turns(parts: dict[str, Any]) -> None:
+    service = make_service(parts, bus=DownBus())
+    stored = service.append_turns("alice", "t1", user_says("hello"))
+    assert [t.seq for t in service.list_turns("alice", "t1", 10).items] == [stored[0].seq]
