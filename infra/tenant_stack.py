@@ -164,6 +164,12 @@ class TenantStack(Stack):
             ("CollectionEndpoint", vectors.endpoint),
             ("VectorIndexName", settings.vector_index_name),
             ("AlarmTopicArn", monitoring.alarm_topic.topic_arn),
+            # What operators' commands (agentmem reindex/export/import --stack) need to reach the data.
+            ("Tenant", settings.name),
+            ("KmsKeyArn", keys.data_key.key_arn),
+            ("HmacKeyArn", keys.hmac_key.key_arn),
+            ("EmbeddingModelId", settings.embedding_model_id),
+            ("EmbeddingDimension", str(settings.embedding_dimension)),
         ):
             CfnOutput(self, name, value=value)
 

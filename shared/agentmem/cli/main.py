@@ -188,16 +188,55 @@ def demo(url: str | None, token: str | None, batch: bool, llm: str) -> None:
 
 
 def _demo_llm(kind: str):  # type: ignore[no-untyped-def]
+    """The demo agent's model: Bedrock Converse or an OpenAI-compatible endpoint, from the settings."""
     if kind == "none":
         return None
     from agentmem.config import get_settings
+    from agentmem.wiring import build_llm
 
-    try:
-        from agentmem.service.llm_factory import build_llm  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise click.ClickException(f"no LLM adapters installed: {exc}") from None
-    llm = build_llm(get_settings(), kind)
+    settings = get_settings()
+    if kind == "bedrock" and not settings.llm_model_id:
+        raise click.ClickException("--llm bedrock needs AGENTMEM_LLM_MODEL_ID (a Bedrock Converse model id)")
+    if kind == "openai" and not (settings.openai_base_url and settings.openai_model):
+        raise click.ClickException("--llm openai needs AGENTMEM_OPENAI_BASE_URL and AGENTMEM_OPENAI_MODEL")
+    if kind == "bedrock":
+        settings = settings.model_copy(update={"openai_base_url": None})
+    llm = build_llm(settings)
     return lambda messages: llm.complete(
         "\n\n".join(m["content"] for m in messages if m["role"] == "system"),
-        [m for m in messages if m["role"] != "system"], max_tokens=800,
+        [m for m in messages if m["role"] != "system"],
+        max_tokens=800,
     )
+
+
+@eval_group.command(name="locomo")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True,
+              help='Print one JSON object {"overall": {"5": r, ...}, "by_category": {...}} (recall as a fraction).')
+@click.option("--retriever", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True,
+              help="agentmem's hybrid turn search, or one of its two indexes alone (for comparison).")
+def eval_locomo(path: Path, as_json: bool, retriever: str) -> None:
+    """Recall@5/10/25/50 of agentmem's turn search on a LoCoMo file, per category and overall.
+
+    Each conversation's dialog turns are indexed with agentmem's own indexing path; recall is the
+    share of a question's evidence turns among the top k, as in the LoCoMo paper.
+    e.g. agentmem eval locomo ../shared/eval/locomo-dev.json
+    """
+    import json
+
+    from agentmem.eval.locomo import evaluate, format_table
+
+    result = evaluate(path, retriever=retriever)  # type: ignore[arg-type]
+    click.echo(json.dumps(result, indent=2) if as_json else format_table(result))
+
+
+def _register_operator_commands() -> None:
+    from agentmem.cli.operate import COMMANDS
+
+    from agentmem.cli.wall import wall
+
+    for command in (*COMMANDS, wall):
+        cli.add_command(command)
+
+
+_register_operator_commands()

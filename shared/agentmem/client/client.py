@@ -207,6 +207,7 @@ class MemoryClient:
         max_backoff: float = 8.0,
         ssl_context: ssl.SSLContext | None = None,
         session: Any = None,
+        transport: Any = None,
     ):
         parts = urlsplit(url)
         if parts.scheme not in {"http", "https"} or not parts.hostname:
@@ -220,7 +221,8 @@ class MemoryClient:
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
-        self._transport = HttpTransport(connect_timeout, read_timeout, ssl_context)
+        # `transport` replaces HTTP (the CLI talks to a local data folder in-process this way).
+        self._transport = transport or HttpTransport(connect_timeout, read_timeout, ssl_context)
         self._token = token
         self._signer: SigV4Signer | None = None
         sign = credentials is not None or is_execute_api_url(url)
