@@ -85,8 +85,7 @@ def main() -> None:
 
     rng = np.random.default_rng(7)
     embedder = MiniLMEmbedder(cache_size=4096)
-    print(f"query: {get_token_counter().count(QUERY)} tokens (cl100k); "
-          f"{len(embedder._tokenize_for_count(QUERY)) if hasattr(embedder, '_tokenize_for_count') else '?'} word pieces")
+    print(f"query: {get_token_counter().count(QUERY)} tokens (cl100k)")
     uncached = MiniLMEmbedder(cache_size=0)
     uncached.embed([QUERY])
     samples = []

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import re
 
-from click.testing import CliRunner
-
 from agentmem.cli.main import cli
+from click.testing import CliRunner
 
 
 def test_the_demo_shows_fewer_flags_after_feedback_and_leaves_other_agents_untouched():

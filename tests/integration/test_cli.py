@@ -7,10 +7,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
 from agentmem.cli.main import cli
 from agentmem.local.server import create_app
+from click.testing import CliRunner
+
 from tests.conftest import EVENTS
 from tests.integration.local_client import LocalCaller
 
@@ -27,9 +27,11 @@ def data_dir(tmp_path: Path, minilm, monkeypatch) -> Path:
     for comment in ("'Trail magic' is our idiom; never flag it.", "Flag hype words like 'revolutionary'."):
         run_id = call("POST", f"/v1/agents/{AGENT}/retrieve", {"input": TEXT})[1]["runId"]
         call("PUT", f"/v1/agents/{AGENT}/runs/{run_id}/output", {"output": "FLAG 'trail magic'"})
-        assert call("POST", f"/v1/agents/{AGENT}/runs/{run_id}/feedback", {"rating": "down", "comment": comment})[0] == 202
+        feedback = {"rating": "down", "comment": comment}
+        assert call("POST", f"/v1/agents/{AGENT}/runs/{run_id}/feedback", feedback)[0] == 202
     status, _ = call("POST", "/v1/users/ana/threads/t1/turns", {"turns": [
-        {"role": "user", "content": "I'm Ana, I work as a data engineer. Mail me at ana@example.org."},
+        {"role": "user",
+         "content": "I'm Ana, I work as a data engineer. Mail me at ana@example.org."},
         {"role": "assistant", "content": "Noted."}]})
     assert status == 201
     app.worker.drain()

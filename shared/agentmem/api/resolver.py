@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
@@ -23,7 +24,7 @@ PathId = Annotated[str, Path(pattern=ID_REGEX, min_length=1, max_length=128)]
 class AgentMemResolver(APIGatewayRestResolver):
     """The REST resolver, refusing oversize bodies before any parsing or validation."""
 
-    def resolve(self, event: dict[str, Any], context: Any) -> dict[str, Any]:
+    def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         body = event.get("body") or ""
         if len(body.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
             return _too_large()

@@ -60,7 +60,7 @@ def serve(host: str, port: int, data_dir: Path, log_level: str) -> None:
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
     server = make_http_server(app, host, port)
-    bound_host, bound_port = server.server_address[:2]
+    bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
     click.echo(
         f"agentmem {__version__} listening on http://{bound_host}:{bound_port} "
         f"(data: {data_dir.resolve()}, tenant: {app.settings.tenant}, "
@@ -175,7 +175,8 @@ def demo(url: str | None, token: str | None, batch: bool, llm: str) -> None:
     import os
 
     from agentmem.client import MemoryClient
-    from agentmem.demo.runner import AUDITOR, OTHER_AGENT, demo as run_demo, local_service
+    from agentmem.demo.runner import AUDITOR, OTHER_AGENT, local_service
+    from agentmem.demo.runner import demo as run_demo
 
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     logging.basicConfig(level=logging.WARNING)
@@ -232,7 +233,6 @@ def eval_locomo(path: Path, as_json: bool, retriever: str) -> None:
 
 def _register_operator_commands() -> None:
     from agentmem.cli.operate import COMMANDS
-
     from agentmem.cli.wall import wall
 
     for command in (*COMMANDS, wall):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -44,7 +45,7 @@ def memories() -> None:
 def memories_list(agent_id: str, limit: int, as_json: bool, **target: Any) -> None:
     """AGENT_ID's lessons, newest first."""
     client = Target.from_options(target).client()
-    items = _fail_on_api_errors(lambda: [m for _, m in zip(range(limit), client.iter_memories(agent_id))])
+    items = _fail_on_api_errors(lambda: list(itertools.islice(client.iter_memories(agent_id), limit)))
     if as_json:
         _echo_json([m.model_dump(by_alias=True, mode="json") for m in items])
         return

@@ -104,7 +104,7 @@ def local_service(agents: Sequence[str]) -> Iterator[str]:
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         try:
-            host, port = server.server_address[:2]
+            host, port = str(server.server_address[0]), int(server.server_address[1])
             yield f"http://{host}:{port}"
         finally:
             server.shutdown()

@@ -65,7 +65,10 @@ def _index_batch(
         return 0
     vectors = memory.embedder.embed([m.digest for m in batch])
     memory.vectors.upsert(
-        [VectorItem(memory.tenant, "lesson", agent_id, m.memory_id, v, m.created_at) for m, v in zip(batch, vectors)]
+        [
+            VectorItem(memory.tenant, "lesson", agent_id, m.memory_id, v, m.created_at)
+            for m, v in zip(batch, vectors, strict=True)
+        ]
     )
     for m in batch:
         if m.status == "pending":

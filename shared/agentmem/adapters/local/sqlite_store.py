@@ -216,7 +216,8 @@ class SqliteRecordStore:
                 memory.status = status
             memory.updated_at = time.time()
             conn.execute(
-                "UPDATE memories SET importance=?, status=?, updated_at=? WHERE tenant=? AND agent_id=? AND memory_id=?",
+                "UPDATE memories SET importance=?, status=?, updated_at=?"
+                " WHERE tenant=? AND agent_id=? AND memory_id=?",
                 (memory.importance, memory.status, memory.updated_at, tenant, agent_id, memory_id),
             )
         return memory
