@@ -1,0 +1,232 @@
+"""The in-process lexical index: Okapi BM25 over short texts, kept in SQLite, scored in memory.
+
+Documents are grouped by (tenant, kind, owner) like the vector index, and every statistic BM25 uses
+(document count, average length, document frequencies) is computed inside one group: one user's
+texts never change how another's rank, and a search reads only the caller's own documents.
+
+Our own ~150 lines rather than a library: the groups are small (a user's turns, hundreds to a few
+thousand), so dict postings score a query in about a millisecond, and `bm25s` would bring scipy
+(tens of MB in every Lambda package) for matrix code these sizes do not need. SQLite FTS5 has BM25
+too, but computes its statistics over the whole table, across owners.
+
+The analyser: lower-cased words, English stop words removed, then Harman's S-stemmer (plural
+endings only; Harman, JASIS 1991), which is conservative enough not to conflate unrelated words.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+from agentmem.adapters.local.sqlite_base import SqliteDatabase
+
+# Okapi BM25's usual parameters, also Lucene's and OpenSearch's defaults.
+DEFAULT_K1 = 1.2
+DEFAULT_B = 0.75
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS lexical_documents (
+    tenant TEXT NOT NULL, kind TEXT NOT NULL, owner_id TEXT NOT NULL, item_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    PRIMARY KEY (tenant, kind, owner_id, item_id)
+);
+"""
+
+# The classic English stop word list (as in NLTK), contractions included so "I'm" does not match "am".
+_STOP_WORD_LIST = """a about above after again against all am an and any are aren't as at be because been before being
+    below between both but by can can't cannot could couldn't did didn't do does doesn't doing don don't
+    down during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her
+    here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its
+    itself just let's me more most mustn't my myself no nor not now of off on once only or other ought our
+    ours ourselves out over own s same shan't she she'd she'll she's should shouldn't so some such t than
+    that that's the their theirs them themselves then there there's these they they'd they'll they're
+    they've this those through to too under until up very was wasn't we we'd we'll we're we've were
+    weren't what what's when when's where where's which while who who's whom why why's will with won't
+    would wouldn't you you'd you'll you're you've your yours yourself yourselves"""
+STOP_WORDS = frozenset(_STOP_WORD_LIST.split())
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'"})
+
+GroupKey = tuple[str, str, str]
+
+
+class LexicalHit(NamedTuple):
+    """A matching document and its BM25 score (higher is better; always > 0)."""
+
+    item_id: str
+    score: float
+
+
+def s_stem(word: str) -> str:
+    """Harman's S-stemmer: the first applicable of ies->y, es->e, s->'' with its exceptions."""
+    if word.endswith("ies") and not word.endswith(("eies", "aies")):
+        return word[:-3] + "y"
+    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
+        return word[:-1]
+    if word.endswith("s") and not word.endswith(("us", "ss")):
+        return word[:-1]
+    return word
+
+
+def analyse(text: str) -> list[str]:
+    """The index terms of `text`, in order: words lower-cased, stop words dropped, plurals stemmed.
+
+    A word's clitic ("Caroline's", "we'll") is cut off, so the possessive matches the bare name.
+    """
+    terms = []
+    for word in _WORD.findall(text.casefold().translate(_APOSTROPHES)):
+        if word in STOP_WORDS:
+            continue
+        word = word.split("'", 1)[0]
+        if word and word not in STOP_WORDS:
+            terms.append(s_stem(word))
+    return terms
+
+
+class _Group:
+    """One owner's documents: term counts per document and the postings that invert them."""
+
+    def __init__(self) -> None:
+        self.term_counts: dict[str, Counter[str]] = {}
+        self.lengths: dict[str, int] = {}
+        self.order: dict[str, int] = {}  # first-insertion position, the deterministic tie-breaker
+        self.postings: dict[str, dict[str, int]] = {}
+        self.total_length = 0
+        self._next_position = 0
+
+    def put(self, item_id: str, terms: Counter[str]) -> None:
+        self.remove(item_id, keep_position=True)
+        self.term_counts[item_id] = terms
+        length = sum(terms.values())
+        self.lengths[item_id] = length
+        self.total_length += length
+        if item_id not in self.order:
+            self.order[item_id] = self._next_position
+            self._next_position += 1
+        for term, count in terms.items():
+            self.postings.setdefault(term, {})[item_id] = count
+
+    def remove(self, item_id: str, keep_position: bool = False) -> None:
+        terms = self.term_counts.pop(item_id, None)
+        if terms is None:
+            return
+        self.total_length -= self.lengths.pop(item_id)
+        if not keep_position:
+            self.order.pop(item_id, None)
+        for term in terms:
+            posting = self.postings[term]
+            del posting[item_id]
+            if not posting:
+                del self.postings[term]
+
+    def search(self, query_terms: set[str], k: int, k1: float, b: float) -> list[LexicalHit]:
+        count = len(self.term_counts)
+        if count == 0 or k <= 0:
+            return []
+        average_length = self.total_length / count or 1.0
+        scores: dict[str, float] = {}
+        for term in query_terms:
+            posting = self.postings.get(term)
+            if not posting:
+                continue
+            frequency = len(posting)
+            # Lucene's idf: never negative, so a term in most documents still counts a little.
+            idf = math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
+            for item_id, tf in posting.items():
+                norm = k1 * (1.0 - b + b * self.lengths[item_id] / average_length)
+                scores[item_id] = scores.get(item_id, 0.0) + idf * tf * (k1 + 1.0) / (tf + norm)
+        best = sorted(scores.items(), key=lambda kv: (-kv[1], self.order[kv[0]]))[:k]
+        return [LexicalHit(item_id, score) for item_id, score in best if score > 0]
+
+
+class LocalBm25Index:
+    """A BM25 index per (tenant, kind, owner) on SQLite + dicts. Loads every group on first use.
+
+    `search` ignores how often a word repeats in the query (each distinct term counts once), so a
+    question that happens to repeat a word does not outweigh its other words.
+    """
+
+    def __init__(self, path: Path, *, k1: float = DEFAULT_K1, b: float = DEFAULT_B):
+        if k1 < 0 or not 0 <= b <= 1:
+            raise ValueError("BM25 needs k1 >= 0 and 0 <= b <= 1")
+        self._db = SqliteDatabase(path, SCHEMA)
+        self._k1 = k1
+        self._b = b
+        self._groups: dict[GroupKey, _Group] = {}
+        self._lock = threading.RLock()
+        self._loaded = False
+
+    def close(self) -> None:
+        self._db.close()
+
+    def _load(self) -> None:
+        if self._loaded:
+            return
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT tenant, kind, owner_id, item_id, text FROM lexical_documents ORDER BY rowid"
+            ).fetchall()
+        for r in rows:
+            self._group((r["tenant"], r["kind"], r["owner_id"])).put(r["item_id"], Counter(analyse(r["text"])))
+        self._loaded = True
+
+    def _group(self, key: GroupKey) -> _Group:
+        group = self._groups.get(key)
+        if group is None:
+            group = self._groups[key] = _Group()
+        return group
+
+    def upsert(self, tenant: str, kind: str, owner_id: str, documents: Sequence[tuple[str, str]]) -> None:
+        """Add or replace `(item_id, text)` documents of one owner."""
+        if not documents:
+            return
+        analysed = [(item_id, text, Counter(analyse(text))) for item_id, text in documents]
+        with self._lock:
+            self._load()
+            with self._db.transaction() as conn:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO lexical_documents VALUES (?,?,?,?,?)",
+                    [(tenant, kind, owner_id, item_id, text) for item_id, text, _ in analysed],
+                )
+            group = self._group((tenant, kind, owner_id))
+            for item_id, _, terms in analysed:
+                group.put(item_id, terms)
+
+    def delete(self, tenant: str, kind: str, owner_id: str, item_ids: Sequence[str]) -> None:
+        with self._lock:
+            self._load()
+            with self._db.transaction() as conn:
+                conn.executemany(
+                    "DELETE FROM lexical_documents WHERE tenant=? AND kind=? AND owner_id=? AND item_id=?",
+                    [(tenant, kind, owner_id, item_id) for item_id in item_ids],
+                )
+            group = self._groups.get((tenant, kind, owner_id))
+            if group:
+                for item_id in item_ids:
+                    group.remove(item_id)
+
+    def delete_owner(self, tenant: str, kind: str, owner_id: str) -> None:
+        """Remove every document of one owner (erasing a user)."""
+        with self._lock:
+            self._load()
+            with self._db.transaction() as conn:
+                conn.execute(
+                    "DELETE FROM lexical_documents WHERE tenant=? AND kind=? AND owner_id=?",
+                    (tenant, kind, owner_id),
+                )
+            self._groups.pop((tenant, kind, owner_id), None)
+
+    def search(self, tenant: str, kind: str, owner_id: str, query: str, k: int) -> list[LexicalHit]:
+        """The `k` best-scoring documents of one owner that share a term with `query`, best first."""
+        terms = set(analyse(query))
+        with self._lock:
+            self._load()
+            group = self._groups.get((tenant, kind, owner_id))
+            if group is None or not terms:
+                return []
+            return group.search(terms, k, self._k1, self._b)

@@ -1,0 +1,191 @@
+"""Finding the turns of a conversation that answer a question: dense and lexical search, fused.
+
+Each turn is indexed twice, per tenant and owner (the user whose conversation it is):
+- as a vector (the Embedder port, then the VectorIndex port, kind "turn") of the turn alone,
+  written as "(session date) Speaker: text [shares image caption]";
+- as a lexical document (BM25) of the same turn preceded by the turn before it in its session.
+
+Why the two differ: a reply such as "Yes, last Tuesday, with my sister!" names nothing a question
+would name; the turn before it ("Did you go to the concert?") does. Words add up in BM25, so the
+context only adds matches, while a sentence embedding of two turns blurs both meanings. The
+session date goes in both, so "What did Maria do in June 2023?" can match the turns of that month.
+
+A query is run against both indexes and the two candidate lists are fused by the mean of their
+max-normalised scores (`agentmem.domain.fusion.fuse_max_normalised`), equal weights: no weight is
+tuned on evaluation data, and the ranking barely depends on how many candidates were read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from agentmem.domain.fusion import (
+    FusedHit,
+    ScoreList,
+    fuse_max_normalised,
+    fuse_min_max,
+    reciprocal_rank_fusion,
+)
+from agentmem.ports.embedder import Embedder
+from agentmem.ports.lexical import LexicalIndex
+from agentmem.ports.vectors import VectorIndex, VectorItem, VectorKind, VectorQuery
+
+TURN_KIND: VectorKind = "turn"
+# Each index is asked for this many candidates (at least k): enough that an item ranked low by one
+# index but high by the other still reaches the fusion.
+DEFAULT_CANDIDATE_DEPTH = 100
+Fusion = Literal["max", "minmax", "rrf"]
+FUSIONS: tuple[Fusion, ...] = ("max", "minmax", "rrf")
+
+
+@dataclass(frozen=True)
+class ConversationTurn:
+    """One turn of a conversation as it is indexed for search.
+
+    `session_date` is the date of the session the turn belongs to, as the conversation states it
+    ("1:56 pm on 8 May, 2023"); `image_caption` describes an image shared with the turn.
+    """
+
+    turn_id: str
+    speaker: str
+    text: str
+    session_date: str | None = None
+    image_caption: str | None = None
+    created_at: float = 0.0
+
+
+def _utterance(turn: ConversationTurn) -> str:
+    line = f"{turn.speaker}: {turn.text}" if turn.speaker else turn.text
+    if turn.image_caption:
+        line += f" [shares {turn.image_caption}]"
+    return line
+
+
+def dense_text(turn: ConversationTurn) -> str:
+    """The text embedded for a turn: its date, speaker, words and image caption."""
+    line = _utterance(turn)
+    return f"({turn.session_date}) {line}" if turn.session_date else line
+
+
+def lexical_text(turn: ConversationTurn, previous: ConversationTurn | None) -> str:
+    """The text a turn is found by with keywords: `dense_text` with the previous turn's words first."""
+    body = _utterance(turn) if previous is None else f"{_utterance(previous)}\n{_utterance(turn)}"
+    return f"({turn.session_date}) {body}" if turn.session_date else body
+
+
+class HybridTurnRetriever:
+    """Indexes conversation turns and answers the ids of those most relevant to a question.
+
+    Works with both indexes or with either alone (pass None for the other): alone, the ranking is
+    that index's own. Owners are the unit of isolation: a search sees only one owner's turns.
+    `fusion` picks the rule that merges the two lists (see `agentmem.domain.fusion`); "max" is the
+    default, the others are there to compare against.
+    """
+
+    def __init__(
+        self,
+        tenant: str,
+        *,
+        embedder: Embedder | None,
+        vectors: VectorIndex | None,
+        lexical: LexicalIndex | None,
+        candidate_depth: int = DEFAULT_CANDIDATE_DEPTH,
+        fusion: Fusion = "max",
+    ) -> None:
+        if (embedder is None) != (vectors is None):
+            raise ValueError("dense search needs both an embedder and a vector index")
+        if vectors is None and lexical is None:
+            raise ValueError("give a vector index, a lexical index, or both")
+        if candidate_depth < 1:
+            raise ValueError("candidate_depth must be >= 1")
+        if fusion not in FUSIONS:
+            raise ValueError(f"fusion must be one of {', '.join(FUSIONS)}")
+        self.tenant = tenant
+        self._embedder = embedder
+        self._vectors = vectors
+        self._lexical = lexical
+        self._candidate_depth = candidate_depth
+        self._fusion = fusion
+
+    def index_session(
+        self, owner_id: str, turns: Sequence[ConversationTurn], preceding: ConversationTurn | None = None
+    ) -> None:
+        """Index consecutive turns of one session, in order.
+
+        `preceding` is the turn just before `turns[0]` in the same session, when the session is
+        indexed in several calls (turns appended as they happen); None at the session's start.
+        """
+        self._index(owner_id, [(turns, preceding)])
+
+    def index_sessions(self, owner_id: str, sessions: Sequence[Sequence[ConversationTurn]]) -> None:
+        """Index whole sessions (each from its start, in order), embedding all their turns in one batch."""
+        self._index(owner_id, [(turns, None) for turns in sessions])
+
+    def _index(
+        self, owner_id: str, runs: Sequence[tuple[Sequence[ConversationTurn], ConversationTurn | None]]
+    ) -> None:
+        turns = [turn for run, _ in runs for turn in run]
+        if not turns:
+            return
+        if self._vectors is not None and self._embedder is not None:
+            vectors = self._embedder.embed([dense_text(turn) for turn in turns])
+            self._vectors.upsert(
+                [
+                    VectorItem(self.tenant, TURN_KIND, owner_id, turn.turn_id, vector, turn.created_at)
+                    for turn, vector in zip(turns, vectors, strict=True)
+                ]
+            )
+        if self._lexical is not None:
+            documents = [
+                (turn.turn_id, lexical_text(turn, previous))
+                for run, preceding in runs
+                if run
+                for turn, previous in zip(run, [preceding, *run[:-1]], strict=True)
+            ]
+            self._lexical.upsert(self.tenant, TURN_KIND, owner_id, documents)
+
+    def forget(self, owner_id: str) -> None:
+        """Remove every indexed turn of one owner from both indexes."""
+        if self._vectors is not None:
+            self._vectors.delete_owner(self.tenant, TURN_KIND, owner_id)
+        if self._lexical is not None:
+            self._lexical.delete_owner(self.tenant, TURN_KIND, owner_id)
+
+    def search(self, owner_id: str, query: str, k: int) -> list[FusedHit]:
+        """The `k` turns of `owner_id` most relevant to `query`, best first."""
+        return self.search_many(owner_id, [query], k)[0]
+
+    def search_many(self, owner_id: str, queries: Sequence[str], k: int) -> list[list[FusedHit]]:
+        """`search` for several queries, embedding them in one batch."""
+        if k < 1:
+            raise ValueError("k must be >= 1")
+        depth = max(k, self._candidate_depth)
+        query_vectors = (
+            self._embedder.embed(list(queries)) if self._embedder is not None and queries else None
+        )
+        results = []
+        for index, query in enumerate(queries):
+            lists: list[ScoreList] = []
+            if self._vectors is not None and query_vectors is not None:
+                hits = self._vectors.search(
+                    VectorQuery(self.tenant, TURN_KIND, owner_id, query_vectors[index], depth)
+                )
+                scores = {hit.item_id: hit.similarity for hit in hits}
+                lists.append(ScoreList(scores, complete=len(scores) < depth))
+            if self._lexical is not None:
+                scores = dict(self._lexical.search(self.tenant, TURN_KIND, owner_id, query, depth))
+                lists.append(ScoreList(scores, complete=len(scores) < depth))
+            results.append(self._fused(lists)[:k])
+        return results
+
+    def _fused(self, lists: list[ScoreList]) -> list[FusedHit]:
+        if len(lists) == 1:
+            # One index: keep its own scores, which say more than a normalised copy of them.
+            return [FusedHit(item_id, score) for item_id, score in lists[0].scores.items()]
+        if self._fusion == "rrf":
+            return reciprocal_rank_fusion([list(entry.scores) for entry in lists])
+        if self._fusion == "minmax":
+            return fuse_min_max(lists)
+        return fuse_max_normalised(lists)
