@@ -169,7 +169,7 @@ def test_importance_multiplies_the_score_but_not_eligibility(app, call):
     assert lesson["score"] == pytest.approx(lesson["similarity"] * 1.5, abs=1e-5)
     call("PATCH", f"/v1/agents/auditor/memories/{memory_id}", {"importance": 0})
     lesson = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]["lessons"][0]
-    assert lesson["score"] == 0 and lesson["similarity"] > 0.35
+    assert lesson["score"] == 0 and lesson["similarity"] >= 0.30
     assert call("PATCH", "/v1/agents/auditor/memories/mem-missing", {"importance": "neutral"})[0] == 404
 
 
@@ -316,7 +316,7 @@ def _row_counts(data_dir: Path) -> dict[str, int]:
 
 def test_similarity_scores_are_cosines(minilm):
     a, b = minilm.embed([AUDIT, SIMILAR])
-    assert np.isclose(np.linalg.norm(a), 1, atol=1e-5) and 0.35 < float(a @ b) <= 1
+    assert np.isclose(np.linalg.norm(a), 1, atol=1e-5) and 0.30 <= float(a @ b) <= 1
 
 
 def test_a_bad_importance_is_reported_under_its_own_field_name(call):
