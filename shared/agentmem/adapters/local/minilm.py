@@ -8,13 +8,13 @@ followed by sentence-transformers' mean pooling and L2 normalisation, so vectors
 Speed comes from doing fewer, bigger numpy calls: Q, K and V are one matmul against a fused, pre-transposed
 weight; attention for all heads (and all texts of a batch) is one stacked matmul on strided views, with
 no copies; the 1/sqrt(head size) scale is folded into the query weights at load time; GELU's erf is a
-rational approximation evaluated in place. BLAS runs on one thread per call (its worker threads spin and
-collapse when the other core is busy) and separate batches run on parallel threads instead.
+rational approximation evaluated in place. BLAS runs on one thread per call (OpenBLAS's own workers spin
+and collapse when the other core is busy); instead each layer is cut into two halves by attention heads
+and FFN units, and a helper thread computes one half when it is free (see _sum_of_parts).
 """
 
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import threading
@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,11 +40,13 @@ MODEL_DIR_ENV = "AGENTMEM_MINILM_DIR"
 # with it says 128, which sentence-transformers overrides, so we must too.
 MAX_SEQ_LENGTH = 256
 DEFAULT_CACHE_SIZE = 4096
-DEFAULT_BATCH_SIZE = 16
+DEFAULT_BATCH_SIZE = 8
 # Bounds one batch's memory: at 2,048 padded tokens the attention scores of the longest texts take 25 MB.
 _MAX_BATCH_TOKENS = 2048
 
 _PAD_ID = 0
+# Each layer is computed as this many shares (see _LayerPart); with two cores a helper thread takes one.
+_PARTS = 2
 
 # Rational approximation of erf on [-4, 4] (Eigen's generic_fast_erf_float, also what XLA uses): odd
 # numerator over even denominator; erf(+-4) is +-1 in float32, so clamping there loses nothing.
@@ -89,16 +91,27 @@ def default_model_dir() -> Path:
 
 
 @dataclass(frozen=True, slots=True)
-class _EncoderLayer:
-    qkv_weight: np.ndarray  # (hidden, 3 * hidden), query block pre-scaled by 1/sqrt(head size)
+class _LayerPart:
+    """What one thread needs for its share of a layer: some attention heads and some FFN units.
+
+    Each share ends in a matmul whose rows are only its own heads (or units), so the layer's output is
+    the sum of the shares' outputs and the threads never exchange intermediate results.
+    """
+
+    qkv_weight: np.ndarray  # (hidden, 3 * hidden / parts): Q, K, V of this share's heads; Q pre-scaled
     qkv_bias: np.ndarray
-    attention_out_weight: np.ndarray  # (hidden, hidden)
+    attention_out_weight: np.ndarray  # (hidden / parts, hidden): the rows reading this share's heads
+    intermediate_weight: np.ndarray  # (hidden, intermediate / parts)
+    intermediate_bias: np.ndarray
+    output_weight: np.ndarray  # (intermediate / parts, hidden)
+
+
+@dataclass(frozen=True, slots=True)
+class _EncoderLayer:
+    parts: tuple[_LayerPart, ...]
     attention_out_bias: np.ndarray
     attention_norm_weight: np.ndarray
     attention_norm_bias: np.ndarray
-    intermediate_weight: np.ndarray  # (hidden, intermediate)
-    intermediate_bias: np.ndarray
-    output_weight: np.ndarray  # (intermediate, hidden)
     output_bias: np.ndarray
     output_norm_weight: np.ndarray
     output_norm_bias: np.ndarray
@@ -112,7 +125,8 @@ class _BertWeights:
     embedding_norm_weight: np.ndarray
     embedding_norm_bias: np.ndarray
     layers: tuple[_EncoderLayer, ...]
-    num_heads: int
+    heads_per_part: int
+    head_size: int
     layer_norm_eps: float
 
 
@@ -135,37 +149,45 @@ def _load_weights(model_dir: Path) -> _BertWeights:
     num_heads = int(config["num_attention_heads"])
     if (config.get("hidden_act"), config.get("position_embedding_type", "absolute")) != ("gelu", "absolute"):
         raise BackendUnavailable("embedder", f"unsupported BERT variant in {model_dir / 'config.json'}")
-    query_scale = np.float32(1.0 / np.sqrt(hidden // num_heads))
+    if num_heads % _PARTS or int(config["intermediate_size"]) % _PARTS:
+        raise BackendUnavailable("embedder", f"heads and FFN units must split in {_PARTS}: {model_dir}")
+    head_size = hidden // num_heads
+    query_scale = np.float32(1.0 / np.sqrt(head_size))
     layers = []
     for index in range(int(config["num_hidden_layers"])):
         name = f"encoder.layer.{index}."
         # torch Linear stores (out, in); transposing once here lets every call be x @ W on contiguous memory.
-        qkv_weight = np.concatenate(
-            [
-                tensor(name + "attention.self.query.weight").T * query_scale,
-                tensor(name + "attention.self.key.weight").T,
-                tensor(name + "attention.self.value.weight").T,
-            ],
-            axis=1,
-        )
-        qkv_bias = np.concatenate(
-            [
-                tensor(name + "attention.self.query.bias") * query_scale,
-                tensor(name + "attention.self.key.bias"),
-                tensor(name + "attention.self.value.bias"),
-            ]
+        query_weight = tensor(name + "attention.self.query.weight").T * query_scale
+        key_weight = tensor(name + "attention.self.key.weight").T
+        value_weight = tensor(name + "attention.self.value.weight").T
+        query_bias = tensor(name + "attention.self.query.bias") * query_scale
+        key_bias = tensor(name + "attention.self.key.bias")
+        value_bias = tensor(name + "attention.self.value.bias")
+        attention_out_weight = tensor(name + "attention.output.dense.weight").T
+        intermediate_weight = tensor(name + "intermediate.dense.weight").T
+        intermediate_bias = tensor(name + "intermediate.dense.bias")
+        output_weight = tensor(name + "output.dense.weight").T
+        head_columns = np.array_split(np.arange(hidden), _PARTS)
+        unit_columns = np.array_split(np.arange(intermediate_weight.shape[1]), _PARTS)
+        parts = tuple(
+            _LayerPart(
+                qkv_weight=_contiguous(
+                    np.concatenate([query_weight[:, heads], key_weight[:, heads], value_weight[:, heads]], axis=1)
+                ),
+                qkv_bias=_contiguous(np.concatenate([query_bias[heads], key_bias[heads], value_bias[heads]])),
+                attention_out_weight=_contiguous(attention_out_weight[heads]),
+                intermediate_weight=_contiguous(intermediate_weight[:, units]),
+                intermediate_bias=_contiguous(intermediate_bias[units]),
+                output_weight=_contiguous(output_weight[units]),
+            )
+            for heads, units in zip(head_columns, unit_columns, strict=True)
         )
         layers.append(
             _EncoderLayer(
-                qkv_weight=_contiguous(qkv_weight),
-                qkv_bias=_contiguous(qkv_bias),
-                attention_out_weight=_contiguous(tensor(name + "attention.output.dense.weight").T),
+                parts=parts,
                 attention_out_bias=_contiguous(tensor(name + "attention.output.dense.bias")),
                 attention_norm_weight=_contiguous(tensor(name + "attention.output.LayerNorm.weight")),
                 attention_norm_bias=_contiguous(tensor(name + "attention.output.LayerNorm.bias")),
-                intermediate_weight=_contiguous(tensor(name + "intermediate.dense.weight").T),
-                intermediate_bias=_contiguous(tensor(name + "intermediate.dense.bias")),
-                output_weight=_contiguous(tensor(name + "output.dense.weight").T),
                 output_bias=_contiguous(tensor(name + "output.dense.bias")),
                 output_norm_weight=_contiguous(tensor(name + "output.LayerNorm.weight")),
                 output_norm_bias=_contiguous(tensor(name + "output.LayerNorm.bias")),
@@ -178,7 +200,8 @@ def _load_weights(model_dir: Path) -> _BertWeights:
         embedding_norm_weight=_contiguous(tensor("embeddings.LayerNorm.weight")),
         embedding_norm_bias=_contiguous(tensor("embeddings.LayerNorm.bias")),
         layers=tuple(layers),
-        num_heads=num_heads,
+        heads_per_part=num_heads // _PARTS,
+        head_size=head_size,
         layer_norm_eps=float(config.get("layer_norm_eps", 1e-12)),
     )
 
@@ -239,12 +262,58 @@ def _gelu_(x: np.ndarray) -> np.ndarray:
     return x
 
 
+def _attention_part(
+    part: _LayerPart, states: np.ndarray, key_mask: np.ndarray | None, shape: tuple[int, int, int, int]
+) -> np.ndarray:
+    """This part's heads: self-attention, then their share of the output projection (bias not added)."""
+    batch, seq, heads, head_size = shape
+    qkv = states @ part.qkv_weight
+    qkv += part.qkv_bias
+    # (batch*seq, 3*heads*head_size) viewed as (3, batch, heads, seq, head_size): no copy, BLAS takes strides.
+    qkv_heads = qkv.reshape(batch, seq, 3, heads, head_size).transpose(2, 0, 3, 1, 4)
+    query, key, value = qkv_heads[0], qkv_heads[1], qkv_heads[2]
+    scores = query @ key.transpose(0, 1, 3, 2)  # (batch, heads, seq, seq)
+    if key_mask is not None:
+        scores += key_mask
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
+    context = scores @ value  # (batch, heads, seq, head_size)
+    context = context.transpose(0, 2, 1, 3).reshape(batch * seq, heads * head_size)
+    return context @ part.attention_out_weight
+
+
+def _feed_forward_part(part: _LayerPart, states: np.ndarray) -> np.ndarray:
+    """This part's FFN units: up-projection, GELU, and their share of the down-projection (bias not added)."""
+    intermediate = states @ part.intermediate_weight
+    intermediate += part.intermediate_bias
+    _gelu_(intermediate)
+    return intermediate @ part.output_weight
+
+
+def _sum_of_parts(work: Callable[..., np.ndarray], parts: tuple[_LayerPart, ...], *args: object) -> np.ndarray:
+    """work(part, *args) summed over the parts, the second part on the helper thread if it is free at once.
+
+    If the helper has not picked its part up by the time this thread finishes its own (the other core is
+    busy, or another request holds the helper), this thread cancels it and does it too, so a loaded machine
+    costs no waiting. The sum is the same whichever thread computed what.
+    """
+    helper = _helper_thread() if len(parts) > 1 else None
+    second = helper.submit(work, parts[1], *args) if helper is not None else None
+    total = work(parts[0], *args)
+    for index in range(1, len(parts)):
+        if index == 1 and second is not None and not second.cancel():
+            total += second.result()
+        else:
+            total += work(parts[index], *args)
+    return total
+
+
 def _encode(weights: _BertWeights, token_ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """Mean-pooled, L2-normalised sentence vectors for a right-padded (batch, seq) id matrix."""
     batch, seq = token_ids.shape
     hidden = weights.word_embeddings.shape[1]
-    heads = weights.num_heads
-    head_size = hidden // heads
+    shape = (batch, seq, weights.heads_per_part, weights.head_size)
     eps = weights.layer_norm_eps
     padded = bool((lengths < seq).any())
 
@@ -253,35 +322,19 @@ def _encode(weights: _BertWeights, token_ids: np.ndarray, lengths: np.ndarray) -
     states.reshape(batch, seq, hidden)[...] += weights.position_embeddings[:seq]
     _layer_norm_(states, weights.embedding_norm_weight, weights.embedding_norm_bias, eps)
 
+    key_mask = None
     if padded:
         # Same additive mask as transformers: padding keys get the most negative float, so exp() gives 0.
-        key_mask = np.where(np.arange(seq)[None, :] < lengths[:, None], 0.0, np.finfo(np.float32).min)
-        key_mask = key_mask.astype(np.float32)[:, None, None, :]  # (batch, 1, 1, seq)
+        additive = np.where(np.arange(seq)[None, :] < lengths[:, None], 0.0, np.finfo(np.float32).min)
+        key_mask = additive.astype(np.float32)[:, None, None, :]  # (batch, 1, 1, seq)
 
     for layer in weights.layers:
-        qkv = states @ layer.qkv_weight
-        qkv += layer.qkv_bias
-        # (batch*seq, 3*hidden) viewed as (3, batch, heads, seq, head_size): no copy, BLAS takes the strides.
-        qkv_heads = qkv.reshape(batch, seq, 3, heads, head_size).transpose(2, 0, 3, 1, 4)
-        query, key, value = qkv_heads[0], qkv_heads[1], qkv_heads[2]
-        scores = query @ key.transpose(0, 1, 3, 2)  # (batch, heads, seq, seq)
-        if padded:
-            scores += key_mask
-        scores -= scores.max(axis=-1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores /= scores.sum(axis=-1, keepdims=True)
-        context = scores @ value  # (batch, heads, seq, head_size)
-        context = context.transpose(0, 2, 1, 3).reshape(batch * seq, hidden)
-
-        attended = context @ layer.attention_out_weight
+        attended = _sum_of_parts(_attention_part, layer.parts, states, key_mask, shape)
         attended += layer.attention_out_bias
         attended += states
         states = _layer_norm_(attended, layer.attention_norm_weight, layer.attention_norm_bias, eps)
 
-        intermediate = states @ layer.intermediate_weight
-        intermediate += layer.intermediate_bias
-        _gelu_(intermediate)
-        output = intermediate @ layer.output_weight
+        output = _sum_of_parts(_feed_forward_part, layer.parts, states)
         output += layer.output_bias
         output += states
         states = _layer_norm_(output, layer.output_norm_weight, layer.output_norm_bias, eps)
@@ -304,78 +357,60 @@ class _OpenBlasThreads:
     Measured on the 2-core target: OpenBLAS's worker threads spin while they wait, so when the other core is
     busy (another request, the indexing worker, a test run) a 30-token query took 120-160 ms at p50 with
     2 threads against 14-35 ms with 1, and the CPU time of the calling thread tripled. On an idle machine
-    2 threads are about 25% faster, which does not pay for that. The count is process-wide in OpenBLAS, so
+    2 BLAS threads are about 25% faster than 1; splitting each layer over our own helper thread
+    (_sum_of_parts) wins that back without the spinning. The count is process-wide in OpenBLAS, so
     overlapping sections share one save/restore through a counter. Without OpenBLAS (MKL, Accelerate) this
     does nothing.
     """
 
-    _SYMBOLS = (
-        ("scipy_openblas_get_num_threads64_", "scipy_openblas_set_num_threads64_"),
-        ("scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"),
-        ("openblas_get_num_threads64_", "openblas_set_num_threads64_"),
-        ("openblas_get_num_threads", "openblas_set_num_threads"),
-    )
-
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._users = 0
-        self._saved = 1
-        self._get: Callable[[], int] | None = None
-        self._set: Callable[[int], None] | None = None
-        self._found = False
+        self._saved: list[int] = []
+        self._libraries: list[Any] | None = None
 
-    def _find(self) -> None:
-        self._found = True
-        try:
-            with open("/proc/self/maps", encoding="utf-8") as maps:
-                paths = {line.split()[-1] for line in maps if "openblas" in line.rsplit("/", 1)[-1]}
-        except OSError:
-            return
-        for path in sorted(paths):
-            try:
-                library = ctypes.CDLL(path)
-            except OSError:
-                continue
-            for get_name, set_name in self._SYMBOLS:
-                if hasattr(library, get_name) and hasattr(library, set_name):
-                    getter, setter = getattr(library, get_name), getattr(library, set_name)
-                    getter.restype, getter.argtypes = ctypes.c_int, []
-                    setter.restype, setter.argtypes = None, [ctypes.c_int]
-                    self._get, self._set = getter, setter
-                    return
+    def _find(self) -> list[Any]:
+        # threadpoolctl finds the BLAS numpy loaded (OpenBLAS, scipy-openblas, MKL...) and sets its threads.
+        from threadpoolctl import ThreadpoolController
+
+        return list(ThreadpoolController().select(user_api="blas").lib_controllers)
 
     @contextmanager
     def single_threaded(self) -> Iterator[None]:
         with self._lock:
-            if not self._found:
-                self._find()
-            if self._users == 0 and self._get is not None and self._set is not None:
-                self._saved = self._get()
-                if self._saved != 1:
-                    self._set(1)
+            if self._libraries is None:
+                self._libraries = self._find()
+            if self._users == 0:
+                self._saved = [library.num_threads for library in self._libraries]
+                for library, threads in zip(self._libraries, self._saved, strict=True):
+                    if threads != 1:
+                        library.set_num_threads(1)
             self._users += 1
         try:
             yield
         finally:
             with self._lock:
                 self._users -= 1
-                if self._users == 0 and self._set is not None and self._saved != 1:
-                    self._set(self._saved)
+                if self._users == 0:
+                    for library, threads in zip(self._libraries, self._saved, strict=True):
+                        if threads != 1:
+                            library.set_num_threads(threads)
 
 
 _OPENBLAS_THREADS = _OpenBlasThreads()
 
-_ENCODE_WORKERS = min(2, os.cpu_count() or 1)
-_encoder_pool_instance: ThreadPoolExecutor | None = None
-_encoder_pool_lock = threading.Lock()
+_helper_pool: ThreadPoolExecutor | None = None
+_helper_pool_lock = threading.Lock()
 
 
-def _encoder_pool() -> ThreadPoolExecutor:
-    global _encoder_pool_instance
-    with _encoder_pool_lock:
-        if _encoder_pool_instance is None:
-            _encoder_pool_instance = ThreadPoolExecutor(_ENCODE_WORKERS, thread_name_prefix="minilm-encode")
-        return _encoder_pool_instance
+def _helper_thread() -> ThreadPoolExecutor | None:
+    global _helper_pool
+    if (os.cpu_count() or 1) < 2:
+        return None
+    with _helper_pool_lock:
+        if _helper_pool is None:
+            _helper_pool = ThreadPoolExecutor(1, thread_name_prefix="minilm-helper")
+        return _helper_pool
 
 
 def _batches_of_similar_length(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
@@ -487,9 +522,7 @@ class MiniLMEmbedder:
         return vectors
 
     def _encode_batches(self, weights: _BertWeights, id_lists: list[list[int]], vectors: np.ndarray) -> None:
-        batches = _batches_of_similar_length([len(ids) for ids in id_lists], self._batch_size)
-
-        def encode_batch(chunk: list[int]) -> None:
+        for chunk in _batches_of_similar_length([len(ids) for ids in id_lists], self._batch_size):
             lengths = np.array([len(id_lists[index]) for index in chunk], dtype=np.int64)
             token_ids = np.full((len(chunk), int(lengths.max())), _PAD_ID, dtype=np.int64)
             for row, index in enumerate(chunk):
@@ -498,15 +531,6 @@ class MiniLMEmbedder:
             with self._cache_lock:
                 self.forward_passes += 1
                 self.texts_encoded += len(chunk)
-
-        if len(batches) == 1 or _ENCODE_WORKERS == 1:
-            for chunk in batches:
-                encode_batch(chunk)
-            return
-        # BLAS runs one thread per call (see _OpenBlasThreads), so batches use the other cores instead:
-        # numpy releases the GIL inside matmul and the large elementwise passes.
-        for _ in _encoder_pool().map(encode_batch, batches):
-            pass
 
     def _loaded(self) -> _LoadedModel:
         model = self._model
@@ -538,7 +562,9 @@ def _shared_model(model_dir: Path, max_seq_length: int) -> _LoadedModel:
                 model = _LoadedModel(
                     weights=_load_weights(model_dir), tokenizer=_load_tokenizer(model_dir, max_seq_length)
                 )
-            except (OSError, KeyError, ValueError) as error:
+            except Exception as error:
+                # tokenizers reports a missing or corrupt file as a bare Exception; any failure here means
+                # the model is unusable, which callers handle as an unavailable backend.
                 raise BackendUnavailable(
                     "embedder", f"cannot load all-MiniLM-L6-v2 from {model_dir}: {error}"
                 ) from error

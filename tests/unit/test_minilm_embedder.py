@@ -1,0 +1,212 @@
+"""MiniLMEmbedder against vectors from real sentence-transformers (tests/fixtures/minilm_reference.json)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from agentmem.adapters.local.minilm import (
+    DIMENSION,
+    MODEL_DIR_ENV,
+    MODEL_ID,
+    MiniLMEmbedder,
+    _batches_of_similar_length,
+    _OpenBlasThreads,
+    default_model_dir,
+)
+from agentmem.domain.errors import BackendUnavailable
+
+FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "minilm_reference.json"
+TOLERANCE = 1e-5
+
+
+@pytest.fixture(scope="module")
+def reference() -> dict[str, Any]:
+    return json.loads(FIXTURE.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def loaded_embedder() -> MiniLMEmbedder:
+    """Loads the weights once; every other embedder in this module shares them (they are cached per folder)."""
+    embedder = MiniLMEmbedder(cache_size=0)
+    embedder.embed(["warm up"])
+    return embedder
+
+
+def _reference_texts_and_vectors(reference: dict[str, Any]) -> tuple[list[str], np.ndarray]:
+    texts = [item["text"] for item in reference["items"]]
+    vectors = np.array([item["vector"] for item in reference["items"]], dtype=np.float64)
+    return texts, vectors
+
+
+def test_fixture_covers_truncation_and_matches_this_model(reference: dict[str, Any]) -> None:
+    assert reference["model"] == MODEL_ID
+    assert reference["maxSeqLength"] == 256
+    assert max(item["untruncatedTokenCount"] for item in reference["items"]) > 256
+
+
+def test_each_text_alone_matches_sentence_transformers(
+    loaded_embedder: MiniLMEmbedder, reference: dict[str, Any]
+) -> None:
+    texts, expected = _reference_texts_and_vectors(reference)
+    for text, expected_vector in zip(texts, expected, strict=True):
+        actual = loaded_embedder.embed([text])[0]
+        assert np.abs(actual - expected_vector).max() <= TOLERANCE, text[:40]
+
+
+def test_one_padded_batch_matches_sentence_transformers(
+    loaded_embedder: MiniLMEmbedder, reference: dict[str, Any]
+) -> None:
+    texts, expected = _reference_texts_and_vectors(reference)
+    actual = loaded_embedder.embed(texts)
+    assert np.abs(actual - expected).max() <= TOLERANCE
+
+
+def test_rows_are_unit_length_float32_in_input_order(loaded_embedder: MiniLMEmbedder) -> None:
+    texts = ["zebra crossing", "a", "The quick brown fox jumps over the lazy dog. " * 5, "zebra crossing"]
+    vectors = loaded_embedder.embed(texts)
+    assert vectors.dtype == np.float32
+    assert vectors.shape == (len(texts), DIMENSION)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-6)
+    np.testing.assert_array_equal(vectors[0], vectors[3])
+    assert not np.allclose(vectors[0], vectors[1])
+
+
+def test_no_texts_give_an_empty_matrix(loaded_embedder: MiniLMEmbedder) -> None:
+    vectors = loaded_embedder.embed([])
+    assert vectors.shape == (0, DIMENSION)
+    assert vectors.dtype == np.float32
+
+
+def test_a_single_string_is_refused_rather_than_embedded_per_character(loaded_embedder: MiniLMEmbedder) -> None:
+    with pytest.raises(TypeError):
+        loaded_embedder.embed("not a list")  # type: ignore[arg-type]
+
+
+def test_batches_of_mixed_lengths_give_the_same_vectors_as_one_at_a_time(loaded_embedder: MiniLMEmbedder) -> None:
+    texts = [f"note {n}: the build failed on step {n}" for n in range(9)]
+    texts += ["the integration suite timed out again " * repeat for repeat in (3, 9, 40)]
+    small_batches = MiniLMEmbedder(cache_size=0, batch_size=3)
+    batched = small_batches.embed(texts)
+    single = np.stack([loaded_embedder.embed([text])[0] for text in texts])
+    assert 1 < small_batches.forward_passes < len(texts)
+    assert np.abs(batched - single).max() <= 1e-6
+
+
+def test_a_long_text_is_not_batched_with_short_ones() -> None:
+    lengths = [12, 250, 14, 11, 13, 16, 12]
+    batches = _batches_of_similar_length(lengths, batch_size=4)
+    assert [1] in batches
+    assert sorted(index for batch in batches for index in batch) == list(range(len(lengths)))
+    assert all(len(batch) <= 4 for batch in batches)
+
+
+def test_input_longer_than_256_word_pieces_is_truncated(loaded_embedder: MiniLMEmbedder) -> None:
+    head = "alpha beta gamma delta " * 70  # 280 word pieces, already past the limit
+    assert np.array_equal(loaded_embedder.embed([head]), loaded_embedder.embed([head + "omega " * 50]))
+
+
+def test_repeated_text_is_served_from_cache_without_a_forward_pass(loaded_embedder: MiniLMEmbedder) -> None:
+    embedder = MiniLMEmbedder(cache_size=8)
+    first = embedder.embed(["how do I rotate the API key?"])
+    assert (embedder.forward_passes, embedder.texts_encoded) == (1, 1)
+
+    again = embedder.embed(["how do I rotate the API key?", "how do I rotate the API key?"])
+    assert (embedder.forward_passes, embedder.texts_encoded) == (1, 1)
+    np.testing.assert_array_equal(again[0], first[0])
+    np.testing.assert_array_equal(again[1], first[0])
+
+    again[0] += 1.0  # a caller scribbling on its result must not reach the cache
+    np.testing.assert_array_equal(embedder.embed(["how do I rotate the API key?"])[0], first[0])
+
+    embedder.embed(["how do I rotate the API key?", "a new question"])
+    assert (embedder.forward_passes, embedder.texts_encoded) == (2, 2)
+
+
+def test_cache_evicts_the_least_recently_used_text(loaded_embedder: MiniLMEmbedder) -> None:
+    embedder = MiniLMEmbedder(cache_size=2)
+    embedder.embed(["first"])
+    embedder.embed(["second"])
+    embedder.embed(["first"])  # now "second" is the oldest
+    embedder.embed(["third"])
+    encoded = embedder.texts_encoded
+    embedder.embed(["first"])
+    assert embedder.texts_encoded == encoded
+    embedder.embed(["second"])
+    assert embedder.texts_encoded == encoded + 1
+
+
+def test_zero_cache_size_embeds_every_time(loaded_embedder: MiniLMEmbedder) -> None:
+    encoded = loaded_embedder.texts_encoded
+    loaded_embedder.embed(["same"])
+    loaded_embedder.embed(["same"])
+    assert loaded_embedder.texts_encoded == encoded + 2
+
+
+def test_a_paraphrase_is_closer_than_an_unrelated_sentence(loaded_embedder: MiniLMEmbedder) -> None:
+    anchor, paraphrase, unrelated = loaded_embedder.embed(
+        [
+            "How can I reset my account password?",
+            "What are the steps to change the password for my login?",
+            "The recipe needs two cups of flour and a pinch of salt.",
+        ]
+    )
+    assert float(anchor @ paraphrase) > 0.6
+    assert float(anchor @ paraphrase) > float(anchor @ unrelated) + 0.4
+
+
+def test_threads_racing_to_the_first_call_all_get_the_same_vector(loaded_embedder: MiniLMEmbedder) -> None:
+    embedder = MiniLMEmbedder(cache_size=0)
+    results: list[np.ndarray] = []
+    barrier = threading.Barrier(4)
+
+    def embed_once() -> None:
+        barrier.wait()
+        results.append(embedder.embed(["concurrent first call"]))
+
+    threads = [threading.Thread(target=embed_once) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(results) == 4
+    for result in results:
+        np.testing.assert_allclose(result, loaded_embedder.embed(["concurrent first call"]), atol=1e-6)
+    assert embedder.forward_passes == 4
+
+
+def _blas_threads() -> list[int]:
+    """BLAS thread counts as threadpoolctl reads them, independently of the code under test."""
+    from threadpoolctl import threadpool_info
+
+    return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+
+
+def test_blas_runs_one_thread_inside_nested_sections_and_is_restored_after_the_last() -> None:
+    from threadpoolctl import threadpool_limits
+
+    if not _blas_threads():
+        pytest.skip("numpy's BLAS is not visible to threadpoolctl here")
+    probe = _OpenBlasThreads()
+    with threadpool_limits(limits=2, user_api="blas"):
+        with probe.single_threaded():
+            assert set(_blas_threads()) == {1}
+            with probe.single_threaded():
+                assert set(_blas_threads()) == {1}
+            assert set(_blas_threads()) == {1}  # the outer section is still running
+        assert set(_blas_threads()) == {2}
+
+
+def test_model_dir_comes_from_the_environment_when_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(MODEL_DIR_ENV, str(tmp_path))
+    assert default_model_dir() == tmp_path
+
+
+def test_a_folder_without_the_model_raises_backend_unavailable(tmp_path: Path) -> None:
+    with pytest.raises(BackendUnavailable) as raised:
+        MiniLMEmbedder(model_dir=tmp_path).embed(["anything"])
+    assert raised.value.part == "embedder"
