@@ -26,3 +26,14 @@ def minilm():
     embedder = MiniLMEmbedder()
     embedder.embed(["warm up"])
     return embedder
+
+
+@pytest.fixture(autouse=True)
+def restore_environment():
+    """Commands and the local app set AGENTMEM_* variables as `agentmem` does; no test sees another's."""
+    import os
+
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)

@@ -171,3 +171,84 @@ def test_eval_pii_prints_precision_and_recall_as_json(tmp_path):
     result = json.loads(run("eval", "pii", str(sample), "--json"))
     assert result["by_type"]["EMAIL_ADDRESS"] == {"precision": 1.0, "recall": 1.0, "support": 1}
     assert result["by_type"]["PHONE_NUMBER"]["recall"] == 1.0
+
+
+def test_rewrap_moves_data_keys_onto_a_new_local_key_and_unmasking_still_works(data_dir, minilm):
+    out = run("rewrap", "--rotate-local-key", "--data-dir", str(data_dir))
+    assert "new key-encryption key" in out and "re-wrapped 1 data key(s)" in out
+    app = create_app(data_dir, start_worker=False, ports={"embedder": minilm})
+    try:
+        call = LocalCaller(app)
+        masked = call("GET", "/v1/users/ana/threads/t1/turns")[1]["items"][0]["content"]
+        restored = call("POST", "/v1/users/ana/threads/t1/unmask", {"text": masked})[1]["text"]
+    finally:
+        app.close()
+    assert "ana@example.org" in restored and "ana@example.org" not in masked
+
+
+def test_invoke_runs_a_handler_against_moto(tmp_path):
+    out = run("invoke", "feedback", str(EVENTS / "feedback" / "create_run.json"), "--backend", "moto")
+    answer = json.loads(out[out.index("{"):])
+    assert answer["statusCode"] == 201 and json.loads(answer["body"])["runId"].startswith("run_")
+
+
+def test_serve_answers_on_a_real_socket_and_keeps_data_across_restarts(tmp_path):
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    def start() -> tuple[subprocess.Popen, str]:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "agentmem.cli", "serve", "--port", "0", "--data-dir", str(tmp_path)],
+            stderr=subprocess.PIPE, text=True, env={**__import__("os").environ, "AGENTMEM_ENABLED_AGENTS": AGENT},
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = process.stderr.readline()
+            if "listening on " in line:
+                return process, line.split("listening on ")[1].split()[0]
+        process.kill()
+        raise AssertionError("agentmem serve did not start")
+
+    def post(url: str, path: str, body: dict) -> dict:
+        request = urllib.request.Request(url + path, json.dumps(body).encode(), {"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    process, url = start()
+    try:
+        with urllib.request.urlopen(url + "/v1/health", timeout=10) as response:
+            assert json.loads(response.read())["backend"] == "local"
+        run_id = post(url, f"/v1/agents/{AGENT}/retrieve", {"input": TEXT})["runId"]
+    finally:
+        process.terminate()
+        process.wait(10)
+    process, url = start()
+    try:
+        with urllib.request.urlopen(f"{url}/v1/agents/{AGENT}/runs/{run_id}", timeout=10) as response:
+            assert json.loads(response.read())["input"] == TEXT
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_eval_locomo_prints_recall_as_json(tmp_path):
+    sample = [{
+        "sample_id": "tiny",
+        "conversation": {
+            "speaker_a": "Ann", "speaker_b": "Bo",
+            "session_1_date_time": "1:00 pm on 1 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a grey cat named Pixel last week."},
+                {"speaker": "Bo", "dia_id": "D1:2", "text": "I am training for a marathon in Berlin."},
+                {"speaker": "Ann", "dia_id": "D1:3", "text": "My sister bakes sourdough bread every Sunday."},
+            ],
+        },
+        "qa": [{"question": "What is the name of Ann's cat?", "answer": "Pixel", "evidence": ["D1:1"],
+                "category": 4}],
+    }]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(sample))
+    result = json.loads(run("eval", "locomo", str(path), "--json"))
+    assert result["overall"]["5"] == 1.0 and result["by_category"]["4"]["5"] == 1.0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -87,17 +88,24 @@ def main() -> None:  # pragma: no cover
 @click.option("--data-dir", default=str(DEFAULT_DATA_DIR), show_default=True,
               type=click.Path(file_okay=False, path_type=Path),
               help="Local data folder the handler works on (with --backend local).")
-@click.option("--backend", type=click.Choice(["local", "aws"]), default="local", show_default=True,
-              help="local: the embedded backends in --data-dir. aws: real AWS, configured by AGENTMEM_* "
-                   "variables (table, bus, keys, collection) and your AWS credentials.")
+@click.option("--backend", type=click.Choice(["local", "moto", "aws"]), default="local", show_default=True,
+              help="local: the embedded backends in --data-dir. moto: a throwaway AWS under moto (DynamoDB from "
+                   "the synthesised template, KMS, EventBridge, Comprehend). aws: real AWS, configured by "
+                   "AGENTMEM_* variables or --stack, with your AWS credentials.")
+@click.option("--stack", help="With --backend aws: read the resources from this TenantStack's outputs.")
+@click.option("--region", help="AWS region of --stack.")
 @click.option("--enable-agent", "enabled", multiple=True,
               help="Agent id to enable memory for during this call (repeatable); adds to AGENTMEM_ENABLED_AGENTS.")
-def invoke(function: str, event_file: Path, data_dir: Path, backend: str, enabled: tuple[str, ...]) -> None:
+def invoke(
+    function: str, event_file: Path, data_dir: Path, backend: str, stack: str | None, region: str | None,
+    enabled: tuple[str, ...],
+) -> None:
     """Run one Lambda handler on a sam-style EVENT_FILE (like `sam local invoke`) and print its result.
 
     FUNCTION is a name from functions/catalog.py (retrieve, feedback, indexer, conversations, consolidate,
     service). Example: agentmem invoke retrieve events/retrieve/basic.json --enable-agent brand-auditor
     """
+    import contextlib
     import json
     import os
 
@@ -106,27 +114,49 @@ def invoke(function: str, event_file: Path, data_dir: Path, backend: str, enable
     names = [spec.name for spec in FUNCTIONS]
     if function not in names:
         raise click.BadParameter(f"must be one of {', '.join(names)}", param_hint="FUNCTION")
+    if stack and backend != "aws":
+        raise click.UsageError("--stack goes with --backend aws")
     try:
         event = json.loads(event_file.read_text())
     except json.JSONDecodeError as exc:
         raise click.BadParameter(f"not JSON: {exc}", param_hint="EVENT_FILE") from None
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
-    from agentmem.config import get_settings, reset_settings
+    from agentmem.config import load_settings, reset_settings
     from agentmem.local.lambda_runtime import invoke as run_handler
+    from agentmem.wiring import build_services, set_services
 
-    os.environ["AGENTMEM_BACKEND"] = backend
-    if backend == "local":
-        os.environ["AGENTMEM_DATA_DIR"] = str(data_dir.resolve())
     if enabled:
         current = [a for a in os.environ.get("AGENTMEM_ENABLED_AGENTS", "").split(",") if a]
         os.environ["AGENTMEM_ENABLED_AGENTS"] = ",".join(dict.fromkeys([*current, *enabled]))
-    reset_settings()
-    try:
-        get_settings()
-    except ConfigError as exc:
-        raise click.ClickException(str(exc)) from None
-    result = run_handler(function, event)
+    backend_context: Any = contextlib.nullcontext({})
+    if backend == "local":
+        os.environ["AGENTMEM_BACKEND"] = "local"
+        os.environ["AGENTMEM_DATA_DIR"] = str(data_dir.resolve())
+    elif backend == "moto":
+        from agentmem.local.moto_backend import NOT_FROM_MOTO, moto_backend
+
+        click.echo(f"moto: {NOT_FROM_MOTO}", err=True)
+        backend_context = moto_backend()
+    else:
+        os.environ["AGENTMEM_BACKEND"] = "aws"
+        if stack:
+            from agentmem.cli.target import stack_settings
+
+            os.environ.update(stack_settings(stack, region))
+    with backend_context as ports:
+        reset_settings()
+        try:
+            settings = load_settings()
+        except ConfigError as exc:
+            raise click.ClickException(str(exc)) from None
+        services = build_services(settings, **ports)
+        set_services(services)
+        try:
+            result = run_handler(function, event)
+        finally:
+            set_services(None)
+            services.close()
     click.echo(json.dumps(result, indent=2, default=str))
 
 

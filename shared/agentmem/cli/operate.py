@@ -234,4 +234,26 @@ def import_(path: Path, **target: Any) -> None:
         raise click.ClickException(f"{path}: {exc.message}") from None
 
 
-COMMANDS = (memories, profile, erase, reindex, export, import_)
+@click.command()
+@click.option("--user", "user_id", help="Only this user's data keys (default: every user of the tenant).")
+@click.option("--rotate-local-key", is_flag=True,
+              help="Locally: first add a new key-encryption key to the data folder's key file, then re-wrap "
+                   "under it (old KEKs keep unwrapping until everything is re-wrapped).")
+@target_options
+def rewrap(user_id: str | None, rotate_local_key: bool, **target: Any) -> None:
+    """Re-wrap users' data keys under the current key-encryption key (KMS key or the local key file).
+
+    KMS key rotation needs no re-encryption; this is for moving every wrapped data key onto the newest key
+    material (KMS ReEncrypt, or the local KEK after --rotate-local-key). No PII value is re-encrypted.
+    """
+    services = Target.from_options(target).services()
+    if rotate_local_key:
+        if services.settings.backend != "local":
+            raise click.UsageError("--rotate-local-key is for a local data folder; rotate the KMS key in AWS")
+        kek_id = services.conversations.keys.rotate()
+        click.echo(f"new key-encryption key {kek_id}")
+    count = services.conversations.rewrap_data_keys(user_id)
+    click.echo(f"re-wrapped {count} data key(s)")
+
+
+COMMANDS = (memories, profile, erase, reindex, export, import_, rewrap)

@@ -1,0 +1,3 @@
+from agentmem.cli.main import cli
+
+cli()

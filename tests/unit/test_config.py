@@ -1,0 +1,71 @@
+"""Configuration: the contract's keys from the environment or agentmem.toml, every error at once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from agentmem.config import ConfigError, load_settings
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("AGENTMEM_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AGENTMEM_DATA_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_defaults_match_the_contract():
+    settings = load_settings()
+    assert settings.enabled_agents == [] and settings.top_k == 5 and settings.max_memory_age_days == 90
+    assert settings.digest_max_chars == 500
+    assert (settings.importance.important, settings.importance.unimportant) == (1.5, 0.3)
+    assert settings.effective_eligibility_threshold == 0.30  # measured for MiniLM
+
+
+def test_environment_variables_set_the_keys(monkeypatch):
+    monkeypatch.setenv("AGENTMEM_ENABLED_AGENTS", "agent-a, agent-b")
+    monkeypatch.setenv("AGENTMEM_TOP_K", "3")
+    monkeypatch.setenv("AGENTMEM_ELIGIBILITY_THRESHOLD", "0.5")
+    monkeypatch.setenv("AGENTMEM_IMPORTANCE__IMPORTANT", "2")
+    settings = load_settings()
+    assert settings.enabled_agents == ["agent-a", "agent-b"] and settings.top_k == 3
+    assert settings.effective_eligibility_threshold == 0.5 and settings.importance.important == 2
+
+
+def test_the_toml_file_is_read_and_the_environment_wins(monkeypatch, clean_environment):
+    (clean_environment / "agentmem.toml").write_text(
+        'enabledAgents = ["from-file"]\ntopK = 7\nmaxMemoryAgeDays = 30\n[importance]\nunimportant = 0.1\n'
+    )
+    settings = load_settings()
+    assert settings.enabled_agents == ["from-file"] and settings.top_k == 7
+    assert settings.max_memory_age_days == 30 and settings.importance.unimportant == 0.1
+    monkeypatch.setenv("AGENTMEM_TOP_K", "2")
+    assert load_settings().top_k == 2
+
+
+def test_every_invalid_key_is_reported_in_one_error(monkeypatch):
+    monkeypatch.setenv("AGENTMEM_ENABLED_AGENTS", "a,a,,bad id")
+    monkeypatch.setenv("AGENTMEM_TOP_K", "11")
+    monkeypatch.setenv("AGENTMEM_MAX_MEMORY_AGE_DAYS", "0")
+    monkeypatch.setenv("AGENTMEM_DIGEST_MAX_CHARS", "0")
+    monkeypatch.setenv("AGENTMEM_ELIGIBILITY_THRESHOLD", "1.5")
+    monkeypatch.setenv("AGENTMEM_IMPORTANCE__IMPORTANT", "0")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    keys = {key for key, _ in caught.value.problems}
+    assert keys == {"enabled_agents", "top_k", "max_memory_age_days", "digest_max_chars",
+                    "eligibility_threshold", "importance.important"}
+    message = str(caught.value)
+    assert "duplicate" in message and "empty agent id" in message and "bad id" in message
+
+
+def test_the_aws_backend_names_the_resources_it_is_missing(monkeypatch):
+    monkeypatch.setenv("AGENTMEM_BACKEND", "aws")
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    assert "AGENTMEM_TABLE_NAME" in str(caught.value) and "AGENTMEM_KMS_KEY_ARN" in str(caught.value)
