@@ -51,7 +51,9 @@ class SqliteEventBus:
         self._db = SqliteDatabase(path, SCHEMA)
         self._region = region
         self._account = account
-        self._published = threading.Condition()
+        # Set by every publish, cleared by the waiting worker: a flag, not a notification, so a publish
+        # that lands while the worker is busy delivering is not missed.
+        self._published = threading.Event()
 
     def close(self) -> None:
         self._db.close()
@@ -76,21 +78,19 @@ class SqliteEventBus:
                 " VALUES (?,?,?,?,?,?,?)",
                 rows,
             )
-        with self._published:
-            self._published.notify_all()
+        self._published.set()
         return [PublishReceipt(event_id=r[0]) for r in rows]
 
     # The consumer side, used by the local worker.
 
     def wait_for_events(self, timeout: float) -> None:
-        """Block until something is published or `timeout` passes."""
-        with self._published:
-            self._published.wait(timeout)
+        """Block until something was published since the last wait, or `timeout` passes."""
+        self._published.wait(timeout)
+        self._published.clear()
 
     def wake(self) -> None:
         """Wake whoever waits in `wait_for_events` (a worker that is stopping)."""
-        with self._published:
-            self._published.notify_all()
+        self._published.set()
 
     def due(self, limit: int = 50) -> list[StoredEvent]:
         """Pending events whose next attempt is due, oldest first."""
@@ -139,8 +139,7 @@ class SqliteEventBus:
                 "UPDATE events SET status='pending', attempts=0, next_attempt_at=? WHERE status='dead'",
                 (time.time(),),
             )
-        with self._published:
-            self._published.notify_all()
+        self._published.set()
         return cur.rowcount
 
     def _envelope(self, row: Any) -> dict[str, Any]:
