@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+from agentmem.api.idempotency import submit_feedback_once
 from agentmem.api.models import FeedbackRequest, MemoryPatchRequest, RunCreateRequest, RunOutputRequest
 from agentmem.api.observability import count, logger, metrics, tracer
 from agentmem.api.presenters import memory_json, run_json
@@ -55,12 +56,20 @@ def submit_feedback(
         str | None, Header(alias="Idempotency-Key", pattern=ID_REGEX, max_length=128)
     ] = None,
 ) -> Response[Any]:
-    receipt = get_services().memory.submit_feedback(
-        agentId, runId, request.rating, request.comment, idempotency_key
-    )
-    if receipt.created:
-        count("FeedbackAccepted")
-    return json_response(202, {"feedbackId": receipt.feedback_id, "memoryId": receipt.memory_id, "status": "accepted"})
+    services = get_services()
+    if idempotency_key is None:
+        receipt = services.memory.submit_feedback(agentId, runId, request.rating, request.comment)
+        if receipt.created:
+            count("FeedbackAccepted")
+        answer = {"feedbackId": receipt.feedback_id, "memoryId": receipt.memory_id, "status": "accepted"}
+    else:
+        # A retry with the key is answered with the first request's body (powertools' idempotency).
+        answer = submit_feedback_once(
+            services.feedback_idempotency_store(), services.memory, agentId, runId, request.rating,
+            request.comment, idempotency_key, lambda_context=router.lambda_context,
+            on_created=lambda: count("FeedbackAccepted"),
+        )
+    return json_response(202, answer)
 
 
 @router.get("/v1/agents/<agentId>/memories", summary="The agent's lessons, newest first")

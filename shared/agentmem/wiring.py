@@ -10,8 +10,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from agentmem.service.profiles import ProfileService
 from agentmem.service.retrieval import RetrievalService
 from agentmem.service.user_memory import UserMemoryService
 
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
@@ -47,6 +50,16 @@ class Services:
     profiles: ProfileService | None = None
     facts: FactService | None = None
     consolidation: ConsolidationService | None = None
+    # powertools' idempotency records of feedback (api/idempotency.py): built on the first request with a key.
+    idempotency_store: BasePersistenceLayer | None = None
+    _idempotency_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def feedback_idempotency_store(self) -> BasePersistenceLayer:
+        """The idempotency persistence layer for `settings.backend`, built on first use."""
+        with self._idempotency_lock:
+            if self.idempotency_store is None:
+                self.idempotency_store = build_idempotency_store(self.settings)
+            return self.idempotency_store
 
     def close(self) -> None:
         for closeable in (self.memory.store, self.memory.vectors, self.memory.bus):
@@ -59,6 +72,9 @@ class Services:
             close = getattr(part.store, "close", None) if part is not None else None
             if close:
                 close()
+        close = getattr(self.idempotency_store, "close", None)
+        if close:
+            close()
 
 
 class GuardedEmbedder:
@@ -104,6 +120,7 @@ def build_services(
     embedder: Embedder | None = None,
     bus: EventBus | None = None,
     llm: LanguageModel | None = None,
+    idempotency_store: BasePersistenceLayer | None = None,
 ) -> Services:
     """Wire the adapters for `settings.backend`; any port given explicitly is used as it is."""
     if settings.backend == "local":
@@ -159,8 +176,19 @@ def build_services(
     return Services(
         settings=settings, memory=memory, retrieval=retrieval, extras={},
         conversations=conversations, user_memory=user_memory,
-        profiles=profiles, facts=facts, consolidation=consolidation,
+        profiles=profiles, facts=facts, consolidation=consolidation, idempotency_store=idempotency_store,
     )
+
+
+def build_idempotency_store(settings: Settings) -> BasePersistenceLayer:
+    """Where powertools keeps feedback's idempotency records: the tenant table, or a SQLite file locally."""
+    if settings.backend == "local":
+        from agentmem.adapters.local.idempotency_store import IDEMPOTENCY_DB, SqliteIdempotencyStore
+
+        return SqliteIdempotencyStore(settings.data_dir / IDEMPOTENCY_DB)
+    from agentmem.api.idempotency import dynamodb_store
+
+    return dynamodb_store(settings.table_name or "", settings.tenant)
 
 
 def build_conversations(settings: Settings, memory: MemoryService) -> ConversationService:

@@ -8,6 +8,12 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyInconsistentStateError,
+    IdempotencyPersistenceLayerError,
+    IdempotencyValidationError,
+)
 
 from agentmem.domain.errors import (
     AgentMemError,
@@ -80,6 +86,25 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
     def _domain(exc: AgentMemError) -> Response:
         status = next((s for cls, s in STATUS_BY_ERROR.items() if isinstance(exc, cls)), 500)
         return error_response(status, exc.code, exc.message, exc.details)
+
+    # powertools' idempotency (api/idempotency.py) speaks in its own exceptions; the contract's codes here.
+    @app.exception_handler(IdempotencyValidationError)
+    def _key_reused(_: IdempotencyValidationError) -> Response:
+        return error_response(409, Conflict.code, "this Idempotency-Key was used with a different body")
+
+    @app.exception_handler(IdempotencyAlreadyInProgressError)
+    def _key_in_progress(_: IdempotencyAlreadyInProgressError) -> Response:
+        return error_response(
+            409,
+            Conflict.code,
+            "a request with this Idempotency-Key is still being processed; retry it in a few seconds",
+        )
+
+    @app.exception_handler([IdempotencyPersistenceLayerError, IdempotencyInconsistentStateError])
+    def _idempotency_store_down(exc: Exception) -> Response:
+        return error_response(
+            503, BackendUnavailable.code, f"the idempotency store is unavailable ({type(exc).__name__}); retry"
+        )
 
     @app.not_found
     def _not_found(_: Exception) -> Response:

@@ -1,0 +1,189 @@
+"""The Idempotency-Key of `POST .../feedback`, with powertools' idempotency utility.
+
+Two layers keep the contract's promise ("the same key gives the same answer
+and one memory, however often it is sent"):
+
+- the service derives the feedback id from the key and writes conditionally,
+  so however requests race, there is one feedback and one memory;
+- here, powertools' `idempotent_function` records the answer under the key:
+  a retry is answered with the very body the first request got, without
+  running the use case again; a request while the first is still running
+  gets `IdempotencyAlreadyInProgressError`; the key reused with another body
+  gets `IdempotencyValidationError` (both 409, see api/errors.py).
+
+A failed submission deletes its in-progress record (powertools does), so a
+client mistake never blocks the key. A replay whose lesson is still pending
+publishes its index request again, as the service's own retry path did (the
+first event may be what failed). The records live 24 hours; after that the
+service's derived id still gives the same feedback.
+
+Persistence: DynamoDB's layer on the tenant table in AWS (`dynamodb_store`),
+`SqliteIdempotencyStore` locally; both built lazily by the wiring.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from aws_lambda_powertools.utilities.idempotency import (
+    BasePersistenceLayer,
+    IdempotencyConfig,
+    IdempotentHookFunction,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+
+from agentmem.domain.errors import AgentMemError
+from agentmem.domain.models import Rating
+from agentmem.service.memory import MemoryService
+
+log = logging.getLogger(__name__)
+EXPIRES_AFTER_SECONDS = 24 * 60 * 60
+# Record keys read `feedback#<sha256 of tenant, agent, run and Idempotency-Key>`.
+FEEDBACK_KEY_PREFIX = "feedback"
+# What identifies a submission, and what must be the same when its key is sent again.
+FEEDBACK_KEY_FIELDS = "[tenant, agentId, runId, idempotencyKey]"
+FEEDBACK_PAYLOAD_FIELDS = "body"
+# The tenant table's TTL attribute (infra/constructs/table.py): DynamoDB deletes records once they expire.
+DYNAMODB_TTL_ATTRIBUTE = "ttl"
+
+
+def idempotency_partition(tenant: str) -> str:
+    """The tenant table partition holding the tenant's idempotency records (tenant first, like every key)."""
+    return f"T#{tenant}#IDEMPOTENCY"
+
+
+def dynamodb_store(table_name: str, tenant: str, client: Any = None) -> BasePersistenceLayer:
+    """powertools' DynamoDB layer on the tenant table: pk `T#{tenant}#IDEMPOTENCY`, sk `feedback#<hash>`."""
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+    from botocore.config import Config
+
+    return DynamoDBPersistenceLayer(
+        table_name=table_name,
+        key_attr="pk",
+        sort_key_attr="sk",
+        static_pk_value=idempotency_partition(tenant),
+        expiry_attr=DYNAMODB_TTL_ATTRIBUTE,
+        boto3_client=client,
+        # As the record store's client: a short connect and read timeout, standard retries.
+        boto_config=Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=2, read_timeout=5),
+    )
+
+
+def feedback_config(
+    lambda_context: Any = None,
+    expires_after_seconds: int = EXPIRES_AFTER_SECONDS,
+    response_hook: IdempotentHookFunction | None = None,
+) -> IdempotencyConfig:
+    """The idempotency settings of a feedback submission.
+
+    With the Lambda context, an in-progress record expires when the invocation
+    would time out, so a crashed request blocks its key for seconds, not a day.
+    """
+    return IdempotencyConfig(
+        event_key_jmespath=FEEDBACK_KEY_FIELDS,
+        payload_validation_jmespath=FEEDBACK_PAYLOAD_FIELDS,
+        raise_on_no_idempotency_key=True,
+        expires_after_seconds=expires_after_seconds,
+        hash_function="sha256",
+        lambda_context=lambda_context,
+        response_hook=response_hook,
+    )
+
+
+def submit_feedback_once(
+    persistence: BasePersistenceLayer,
+    memory: MemoryService,
+    agent_id: str,
+    run_id: str,
+    rating: Rating,
+    comment: str | None,
+    idempotency_key: str,
+    *,
+    lambda_context: Any = None,
+    on_created: Callable[[], None] | None = None,
+) -> dict[str, str]:
+    """The answer body of a feedback submission carrying an Idempotency-Key: the first one's, every time.
+
+    `on_created` runs only when this call stored a new feedback (not on a replay).
+    """
+    submission = feedback_submission(memory.tenant, agent_id, run_id, idempotency_key, rating, comment)
+    _configure_once(persistence)
+    # A config per call: the Lambda context is the invocation's, and the local server runs requests in threads.
+    submit = idempotent_function(
+        _submit,
+        data_keyword_argument="submission",
+        persistence_store=persistence,
+        config=feedback_config(lambda_context, response_hook=_republish_pending(memory, submission)),
+        key_prefix=FEEDBACK_KEY_PREFIX,
+    )
+    answer: dict[str, str] = submit(submission=submission, memory=memory, on_created=on_created)
+    return answer
+
+
+def feedback_submission(
+    tenant: str, agent_id: str, run_id: str, idempotency_key: str, rating: str, comment: str | None
+) -> dict[str, Any]:
+    """What powertools hashes of a submission: the fields of its key, and the `body` a retry must repeat."""
+    return {
+        "tenant": tenant,
+        "agentId": agent_id,
+        "runId": run_id,
+        "idempotencyKey": idempotency_key,
+        "rating": rating,
+        "comment": comment,
+        # Compared the way the service compares bodies: no comment is the same as an empty one.
+        "body": [rating, comment or ""],
+    }
+
+
+_configure_lock = threading.Lock()
+
+
+def _configure_once(persistence: BasePersistenceLayer) -> None:
+    # powertools marks a layer configured before it has read the config: two threads configuring
+    # a new layer at once could let one hash without the key fields. Configure it once, under a lock.
+    with _configure_lock:
+        if not persistence.configured:
+            persistence.configure(feedback_config(), key_prefix=FEEDBACK_KEY_PREFIX)
+
+
+def _republish_pending(memory: MemoryService, submission: dict[str, Any]) -> IdempotentHookFunction:
+    """A replay's hook: a lesson still pending asks again to be indexed, then the stored answer goes back.
+
+    The first request's event may be what failed (it answered 202 all the same; the lesson waits,
+    pending). Before powertools answered retries, the service's retry path published it again;
+    a replay keeps that: it runs the same path, which finds the stored feedback and republishes.
+    """
+
+    def hook(response: Any, idempotent_data: DataRecord) -> Any:
+        try:
+            stored = memory.store.get_memory(memory.tenant, submission["agentId"], str(response["memoryId"]))
+            if stored is not None and stored.status == "pending":
+                _submit(submission=submission, memory=memory, on_created=None)
+        except Exception as exc:
+            # The answer stands whatever happens here (the agent disabled since, the store down):
+            # the lesson stays pending, as it would have without the retry.
+            code = exc.code if isinstance(exc, AgentMemError) else type(exc).__name__
+            log.warning("pending lesson not republished on replay", extra={"error": code})
+        return response
+
+    return hook
+
+
+def _submit(
+    *, submission: dict[str, Any], memory: MemoryService, on_created: Callable[[], None] | None
+) -> dict[str, str]:
+    receipt = memory.submit_feedback(
+        submission["agentId"],
+        submission["runId"],
+        submission["rating"],
+        submission["comment"],
+        submission["idempotencyKey"],
+    )
+    if receipt.created and on_created is not None:
+        on_created()
+    return {"feedbackId": receipt.feedback_id, "memoryId": receipt.memory_id, "status": "accepted"}
