@@ -40,7 +40,7 @@ def lesson(item_id: str, seed: int, at: float = T0) -> VectorItem:
 
 def test_the_client_is_built_on_first_use_not_before(aws_credentials: None) -> None:
     index = OpenSearchVectorIndex(COLLECTION_ENDPOINT, INDEX_NAME, dimension=VECTOR_DIMENSION)
-    assert index._client is None
+    assert not index._client.built
     assert index.client is index.client
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from agentmem.adapters.aws.lazy import LazyClient
 from agentmem.domain.errors import BackendUnavailable
 
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
@@ -48,8 +49,7 @@ class BedrockEmbedder:
         self.dimension = dimension
         self.region = region
         self.max_workers = max(1, max_workers)
-        self._client = client
-        self._client_lock = threading.Lock()
+        self._client = LazyClient(self._build_client, client)
         self._cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()
@@ -57,17 +57,16 @@ class BedrockEmbedder:
     @property
     def client(self) -> Any:
         """The bedrock-runtime client, built on first use."""
-        if self._client is None:
-            with self._client_lock:
-                if self._client is None:
-                    config = Config(
-                        retries={"mode": "adaptive", "max_attempts": 5},
-                        connect_timeout=2,
-                        read_timeout=10,
-                        max_pool_connections=max(10, self.max_workers),
-                    )
-                    self._client = boto3.client("bedrock-runtime", region_name=self.region, config=config)
-        return self._client
+        return self._client()
+
+    def _build_client(self) -> Any:
+        config = Config(
+            retries={"mode": "adaptive", "max_attempts": 5},
+            connect_timeout=2,
+            read_timeout=10,
+            max_pool_connections=max(10, self.max_workers),
+        )
+        return boto3.client("bedrock-runtime", region_name=self.region, config=config)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)

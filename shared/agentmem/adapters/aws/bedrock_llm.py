@@ -8,7 +8,6 @@ other error fails at once; either way the caller gets one typed error.
 from __future__ import annotations
 
 import random
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -17,6 +16,7 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, ReadTimeoutError
 
+from agentmem.adapters.aws.lazy import LazyClient
 from agentmem.ports.llm import LlmOutOfFormat, LlmUnavailable
 
 RETRYABLE_CODES = frozenset({
@@ -50,24 +50,22 @@ class BedrockConverseModel:
         self.max_attempts = max(1, max_attempts)
         self.read_timeout = read_timeout
         self.deadline_seconds = deadline_seconds
-        self._client = client
-        self._client_lock = threading.Lock()
+        self._client = LazyClient(self._build_client, client)
         self._sleep = sleep
         self._clock = clock
 
     @property
     def client(self) -> Any:
         """The bedrock-runtime client, built on first use, with botocore's own retries off (ours count)."""
-        if self._client is None:
-            with self._client_lock:
-                if self._client is None:
-                    config = Config(
-                        retries={"mode": "standard", "max_attempts": 1},
-                        connect_timeout=5,
-                        read_timeout=self.read_timeout,
-                    )
-                    self._client = boto3.client("bedrock-runtime", region_name=self.region, config=config)
-        return self._client
+        return self._client()
+
+    def _build_client(self) -> Any:
+        config = Config(
+            retries={"mode": "standard", "max_attempts": 1},
+            connect_timeout=5,
+            read_timeout=self.read_timeout,
+        )
+        return boto3.client("bedrock-runtime", region_name=self.region, config=config)
 
     def complete(
         self,

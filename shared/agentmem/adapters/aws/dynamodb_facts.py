@@ -9,7 +9,6 @@ each superseded fact on the condition that it is still active.
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
@@ -28,6 +27,7 @@ from agentmem.adapters.aws.dynamodb_profiles import (
     store_errors,
     to_attributes,
 )
+from agentmem.adapters.aws.lazy import LazyClient
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.domain.facts import Fact
 from agentmem.ports.facts import decode_fact_cursor, encode_fact_cursor
@@ -79,18 +79,13 @@ class DynamoDbFactStore:
 
     def __init__(self, table_name: str, client: Any = None, *, sleep: Callable[[float], None] = time.sleep):
         self.table_name = table_name
-        self._client = client
-        self._client_lock = threading.Lock()
+        self._client = LazyClient(lambda: boto3.client("dynamodb", config=CLIENT_CONFIG), client)
         self._sleep = sleep
 
     @property
     def client(self) -> Any:
         """The DynamoDB client, built on first use."""
-        if self._client is None:
-            with self._client_lock:
-                if self._client is None:
-                    self._client = boto3.client("dynamodb", config=CLIENT_CONFIG)
-        return self._client
+        return self._client()
 
     def add(self, fact: Fact, supersedes: Sequence[str] = ()) -> bool:
         olds = [f for f in dict.fromkeys(supersedes) if f != fact.fact_id][:MAX_SUPERSEDED_PER_ADD]

@@ -14,7 +14,6 @@ version cannot both win; the loser gets Conflict, re-reads and tries again.
 from __future__ import annotations
 
 import random
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -27,6 +26,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
+from agentmem.adapters.aws.lazy import LazyClient
 from agentmem.domain.errors import BackendUnavailable, Conflict
 from agentmem.ports.profiles import ProfileVersion, decode_version_cursor, encode_version_cursor
 from agentmem.ports.records import Page
@@ -122,18 +122,13 @@ class DynamoDbProfileStore:
 
     def __init__(self, table_name: str, client: Any = None, *, sleep: Callable[[float], None] = time.sleep):
         self.table_name = table_name
-        self._client = client
-        self._client_lock = threading.Lock()
+        self._client = LazyClient(lambda: boto3.client("dynamodb", config=CLIENT_CONFIG), client)
         self._sleep = sleep
 
     @property
     def client(self) -> Any:
         """The DynamoDB client, built on first use."""
-        if self._client is None:
-            with self._client_lock:
-                if self._client is None:
-                    self._client = boto3.client("dynamodb", config=CLIENT_CONFIG)
-        return self._client
+        return self._client()
 
     def current(self, tenant: str, user_id: str) -> ProfileVersion | None:
         with store_errors():

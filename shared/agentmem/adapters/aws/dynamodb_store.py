@@ -21,7 +21,6 @@ import base64
 import binascii
 import json
 import random
-import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -35,6 +34,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
+from agentmem.adapters.aws.lazy import LazyClient
 from agentmem.domain.errors import BackendUnavailable, Conflict, InvalidInput, NotFound
 from agentmem.domain.models import Feedback, Memory, MemoryStatus, Run
 from agentmem.ports.records import Page
@@ -327,8 +327,7 @@ class DynamoDbRecordStore:
     ):
         self.table_name = table_name
         self.max_age_days = max_age_days
-        self._client = client
-        self._client_lock = threading.Lock()
+        self._client = LazyClient(lambda: boto3.client("dynamodb", config=CLIENT_CONFIG), client)
         self._sleep = sleep
         # Agents known to be in the registry: saves a write per feedback in a warm container.
         self._registered_agents: set[tuple[str, str]] = set()
@@ -336,11 +335,7 @@ class DynamoDbRecordStore:
     @property
     def client(self) -> Any:
         """The DynamoDB client, built on first use (not at import: cold starts stay short)."""
-        if self._client is None:
-            with self._client_lock:
-                if self._client is None:
-                    self._client = boto3.client("dynamodb", config=CLIENT_CONFIG)
-        return self._client
+        return self._client()
 
     # Runs
 

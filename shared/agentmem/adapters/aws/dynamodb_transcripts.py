@@ -14,7 +14,6 @@ its cost follows the turns read, not the length of the thread.
 from __future__ import annotations
 
 import random
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -25,6 +24,7 @@ from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from agentmem.adapters.aws.dynamodb_store import CLIENT_CONFIG, UNAVAILABLE_CODES
+from agentmem.adapters.aws.lazy import LazyClient
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.ports.records import Page
 from agentmem.ports.transcripts import NewTurn, StoredTurn, decode_turn_cursor, encode_turn_cursor
@@ -76,17 +76,12 @@ class DynamoDbTable:
     def __init__(self, table_name: str, part: str, client: Any = None, sleep: Callable[[float], None] = time.sleep):
         self.table_name = table_name
         self.part = part
-        self._client = client
-        self._client_lock = threading.Lock()
+        self._client = LazyClient(lambda: boto3.client("dynamodb", config=CLIENT_CONFIG), client)
         self.sleep = sleep
 
     @property
     def client(self) -> Any:
-        if self._client is None:
-            with self._client_lock:
-                if self._client is None:
-                    self._client = boto3.client("dynamodb", config=CLIENT_CONFIG)
-        return self._client
+        return self._client()
 
     @contextmanager
     def errors(self) -> Iterator[None]:

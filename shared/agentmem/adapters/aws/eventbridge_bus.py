@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,6 +13,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
+from agentmem.adapters.aws.lazy import LazyClient
 from agentmem.ports.events import DomainEvent, PublishReceipt
 
 PUT_EVENTS_LIMIT = 10  # EventBridge's own limit on entries per PutEvents call
@@ -57,18 +57,13 @@ class EventBridgeBus:
     ):
         self.bus_name = bus_name
         self.max_attempts = max_attempts
-        self._client = client
-        self._client_lock = threading.Lock()
+        self._client = LazyClient(lambda: boto3.client("events", config=CLIENT_CONFIG), client)
         self._sleep = sleep
 
     @property
     def client(self) -> Any:
         """The EventBridge client, built on first use."""
-        if self._client is None:
-            with self._client_lock:
-                if self._client is None:
-                    self._client = boto3.client("events", config=CLIENT_CONFIG)
-        return self._client
+        return self._client()
 
     def publish(self, events: Sequence[DomainEvent]) -> list[PublishReceipt]:
         receipts: list[PublishReceipt | None] = [None] * len(events)

@@ -14,7 +14,6 @@ Needs kms:GenerateDataKey, kms:Decrypt, kms:ReEncrypt* (data key) and kms:Genera
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +23,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
+from agentmem.adapters.aws.lazy import LazyClient
 from agentmem.domain.envelope import DecryptionFailed
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.ports.vault import GeneratedKey
@@ -40,16 +40,11 @@ class KmsKeyProvider:
     def __init__(self, key_arn: str, hmac_key_arn: str | None, client: Any = None) -> None:
         self.key_arn = key_arn
         self.hmac_key_arn = hmac_key_arn
-        self._client = client
-        self._client_lock = threading.Lock()
+        self._client = LazyClient(lambda: boto3.client("kms", config=CLIENT_CONFIG), client)
 
     @property
     def client(self) -> Any:
-        if self._client is None:
-            with self._client_lock:
-                if self._client is None:
-                    self._client = boto3.client("kms", config=CLIENT_CONFIG)
-        return self._client
+        return self._client()
 
     def generate_data_key(self, context: Mapping[str, str]) -> GeneratedKey:
         with _kms_errors():

@@ -27,13 +27,13 @@ one seam where tests can see signed requests without monkeypatching.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
 
+from agentmem.adapters.aws.lazy import LazyClient
 from agentmem.adapters.aws.vector_mapping import (
     CREATED_AT_FIELD,
     SPACE_TYPE,
@@ -161,17 +161,12 @@ class OpenSearchVectorIndex:
         self.index_name = index_name
         self.region = region
         self.dimension = dimension
-        self._client = client
-        self._client_lock = threading.Lock()
+        self._client = LazyClient(lambda: build_client(self.endpoint, self.region), client)
 
     @property
     def client(self) -> Any:
         """The signed OpenSearch client, built on first use."""
-        if self._client is None:
-            with self._client_lock:
-                if self._client is None:
-                    self._client = build_client(self.endpoint, self.region)
-        return self._client
+        return self._client()
 
     def upsert(self, items: Sequence[VectorItem]) -> None:
         if not items:

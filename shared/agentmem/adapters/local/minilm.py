@@ -359,8 +359,8 @@ class _OpenBlasThreads:
     2 threads against 14-35 ms with 1, and the CPU time of the calling thread tripled. On an idle machine
     2 BLAS threads are about 25% faster than 1; splitting each layer over our own helper thread
     (_sum_of_parts) wins that back without the spinning. Depending on the OpenBLAS build the count is
-    per thread or process-wide, so overlapping sections share one save/restore through a counter. Without OpenBLAS (MKL, Accelerate) this
-    does nothing.
+    per thread or process-wide, so overlapping sections share one save/restore through a counter.
+    threadpoolctl finds whichever BLAS numpy loaded (OpenBLAS, MKL), so this holds for each.
     """
 
     def __init__(self) -> None:
