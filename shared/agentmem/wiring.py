@@ -44,7 +44,6 @@ class Services:
     settings: Settings
     memory: MemoryService
     retrieval: RetrievalService
-    extras: dict[str, Any]
     conversations: ConversationService | None = None
     user_memory: UserMemoryService | None = None
     profiles: ProfileService | None = None
@@ -174,7 +173,7 @@ def build_services(
     user_memory = UserMemoryService(conversations=conversations, profiles=profiles, facts=facts)
     retrieval = RetrievalService(memory=memory, users=user_memory)
     return Services(
-        settings=settings, memory=memory, retrieval=retrieval, extras={},
+        settings=settings, memory=memory, retrieval=retrieval,
         conversations=conversations, user_memory=user_memory,
         profiles=profiles, facts=facts, consolidation=consolidation, idempotency_store=idempotency_store,
     )
