@@ -283,6 +283,12 @@ def test_the_openapi_document_lists_every_route_of_the_catalog(call):
     for spec in FUNCTIONS:
         for method, template in spec.routes:
             assert method.lower() in doc["paths"][template], (method, template)
+            responses = doc["paths"][template][method.lower()]["responses"]
+            assert "422" not in responses and responses["400"]["content"]["application/json"]["schema"] == {
+                "$ref": "#/components/schemas/Error"}
+    feedback = doc["paths"]["/v1/agents/{agentId}/runs/{runId}/feedback"]["post"]["responses"]
+    assert "202" in feedback and "200" not in feedback
+    assert set(doc["components"]["securitySchemes"]) == {"sigv4", "bearer"}
 
 
 def test_unknown_routes_and_methods_get_the_contract_error(call):

@@ -40,17 +40,81 @@ def make_resolver(*routers: Router) -> APIGatewayRestResolver:
     return app
 
 
+# Answers other than 200, as the contract gives them; every other operation answers 200.
+SUCCESS_STATUS: dict[tuple[str, str], int] = {
+    ("post", "/v1/agents/{agentId}/runs"): 201,
+    ("put", "/v1/agents/{agentId}/runs/{runId}/output"): 204,
+    ("post", "/v1/agents/{agentId}/runs/{runId}/feedback"): 202,
+    ("delete", "/v1/agents/{agentId}/memories/{memoryId}"): 204,
+    ("post", "/v1/users/{userId}/threads/{threadId}/turns"): 201,
+    ("delete", "/v1/users/{userId}/facts/{factId}"): 204,
+    ("delete", "/v1/users/{userId}"): 204,
+}
+SUCCESS_DESCRIPTIONS = {201: "Created", 202: "Accepted"}
+ERRORS: dict[str, str] = {
+    "400": "validation_error: every invalid field at once, in details",
+    "403": "memory_disabled (the agent is not in enabledAgents) or forbidden",
+    "404": "not_found",
+    "409": "conflict: a version (If-Match) mismatch, or an Idempotency-Key reused with another body",
+    "413": "too_large: the body exceeds 512 KiB",
+    "503": "backend_unavailable: a backend failed; nothing was written, retry later",
+}
+ERROR_SCHEMA = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {"error": {
+        "type": "object",
+        "required": ["code", "message", "details"],
+        "properties": {
+            "code": {"type": "string"},
+            "message": {"type": "string"},
+            "details": {"type": "array", "items": {
+                "type": "object", "properties": {"field": {"type": "string"}, "message": {"type": "string"}},
+            }},
+        },
+    }},
+}
+
+
 def openapi_json(app: APIGatewayRestResolver) -> str:
-    """The OpenAPI 3 document of every route `app` knows."""
-    return app.get_openapi_json_schema(
+    """The OpenAPI 3 document of every route `app` knows, with the contract's statuses, errors and auth."""
+    document = json.loads(app.get_openapi_json_schema(
         title="agentmem",
         version=__version__,
         description=(
             "Persistent, tenant-isolated memory for AI agents. In AWS every method uses AWS_IAM "
             "authorization (SigV4, service execute-api); the local server accepts an optional bearer token. "
-            'Errors are {"error": {"code", "message", "details"}}; a 400 lists every invalid field.'
+            'Errors are {"error": {"code", "message", "details"}}; a 400 lists every invalid field. '
+            "A client mistake is never a 5xx, and a failed request writes nothing."
         ),
-    )
+    ))
+    components = document.setdefault("components", {})
+    components.setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+    components.get("schemas", {}).pop("HTTPValidationError", None)
+    components.get("schemas", {}).pop("ValidationError", None)
+    components["securitySchemes"] = {
+        "sigv4": {"type": "apiKey", "name": "Authorization", "in": "header",
+                  "description": "AWS Signature Version 4, service execute-api (API Gateway with AWS_IAM)",
+                  "x-amazon-apigateway-authtype": "awsSigv4"},
+        "bearer": {"type": "http", "scheme": "bearer",
+                   "description": "agentmem serve with AGENTMEM_API_TOKEN set (local only)"},
+    }
+    document["security"] = [{"sigv4": []}, {"bearer": []}]
+    error_ref = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+    for path, operations in document.get("paths", {}).items():
+        for method, operation in operations.items():
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            success = SUCCESS_STATUS.get((method, path), 200)
+            if success != 200 and "200" in responses:
+                answer = responses.pop("200")
+                if success == 204:
+                    responses["204"] = {"description": "No content"}
+                else:
+                    responses[str(success)] = {**answer, "description": SUCCESS_DESCRIPTIONS[success]}
+            for status, text in ERRORS.items():
+                responses.setdefault(status, {"description": text, "content": error_ref})
+    return json.dumps(document)
 
 
 def json_response(status: int, body: object) -> Response:
