@@ -21,3 +21,68 @@ def test_the_demo_shows_fewer_flags_after_feedback_and_leaves_other_agents_untou
     unseen = re.search(r"(\d+) articles never given feedback: (\d+) -> (\d+) flags", result.output)
     assert unseen and int(unseen.group(3)) < int(unseen.group(2))
     assert "'copy-editor': 30 flags, 0 lessons injected" in result.output
+
+
+class ChatServerDouble:
+    """A stand-in for an OpenAI-compatible chat SERVER (not for the demo under test), on 127.0.0.1.
+
+    It answers like a model that follows instructions: it flags the brand idioms and hype words it finds
+    in the article, except phrases an editor quoted under "Mistakes to avoid" in the system messages.
+    What is tested is the demo's LLM path: agentmem's messages go in front of the agent's prompt, the
+    request reaches the endpoint, and the answer's FLAG lines are read back.
+    """
+
+    PHRASES = ("trail magic", "hike your own hike", "pack it in, pack it out", "revolutionary", "unparalleled")
+
+    def __init__(self) -> None:
+        import json
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        double = self
+        self.requests: list[dict] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                double.requests.append(body)
+                answer = json.dumps({"id": "x", "object": "chat.completion", "model": body["model"], "choices": [
+                    {"index": 0, "finish_reason": "stop", "message": {"role": "assistant",
+                                                                      "content": double.audit(body["messages"])}}]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer.encode())
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def audit(self, messages: list[dict]) -> str:
+        system = " ".join(m["content"] for m in messages if m["role"] == "system").lower()
+        avoid = system.split("mistakes to avoid", 1)[1] if "mistakes to avoid" in system else ""
+        article = " ".join(m["content"] for m in messages if m["role"] == "user").lower()
+        flags = [p for p in self.PHRASES if p in article and f"'{p}'" not in avoid]
+        return "\n".join(f"FLAG '{p}': off-brand" for p in flags) or "No brand-voice issues found."
+
+
+def test_with_a_model_configured_the_demo_agent_audits_through_it(monkeypatch):
+    server = ChatServerDouble()
+    monkeypatch.setenv("AGENTMEM_OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("AGENTMEM_OPENAI_MODEL", "auditor-model")
+    try:
+        result = CliRunner().invoke(cli, ["demo"], catch_exceptions=False)
+    finally:
+        server.server.shutdown()
+    assert result.exit_code == 0, result.output
+    assert "using an LLM" in result.output
+    before, after = map(int, re.fullmatch(r"flags: (\d+) -> (\d+)", result.output.strip().splitlines()[-1]).groups())
+    assert after < before
+    # The second pass sent the injected lessons in front of the agent's own prompt.
+    second_pass = server.requests[len(server.requests) // 2:]
+    assert any("Lessons from past runs" in r["messages"][0]["content"] for r in second_pass)
+    assert all(r["model"] == "auditor-model" for r in server.requests)

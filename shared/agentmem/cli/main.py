@@ -193,9 +193,10 @@ def eval_pii(path: Path, as_json: bool) -> None:
 @click.option("--token", envvar="AGENTMEM_API_TOKEN", help="Bearer token of that local server, if it needs one.")
 @click.option("--batch", is_flag=True,
               help="Also audit articles never given feedback, and let another agent audit them too.")
-@click.option("--llm", type=click.Choice(["none", "bedrock", "openai"]), default="none", show_default=True,
-              help="Let a model do the audit: bedrock (AGENTMEM_LLM_MODEL_ID) or an OpenAI-compatible endpoint "
-                   "(AGENTMEM_OPENAI_BASE_URL, AGENTMEM_OPENAI_MODEL). The default is the rule-based auditor.")
+@click.option("--llm", type=click.Choice(["auto", "none", "bedrock", "openai"]), default="auto", show_default=True,
+              help="Who audits: a model on an OpenAI-compatible endpoint (AGENTMEM_OPENAI_BASE_URL and "
+                   "AGENTMEM_OPENAI_MODEL), Bedrock Converse (AGENTMEM_LLM_MODEL_ID), or the rule-based auditor "
+                   "(none). auto takes the first of these that is configured.")
 def demo(url: str | None, token: str | None, batch: bool, llm: str) -> None:
     """The Brand Voice Audit: feedback on a few runs, and the next runs flag less.
 
@@ -220,12 +221,15 @@ def demo(url: str | None, token: str | None, batch: bool, llm: str) -> None:
 
 def _demo_llm(kind: str):  # type: ignore[no-untyped-def]
     """The demo agent's model: Bedrock Converse or an OpenAI-compatible endpoint, from the settings."""
-    if kind == "none":
-        return None
     from agentmem.config import get_settings
     from agentmem.wiring import build_llm
 
     settings = get_settings()
+    if kind == "auto":
+        kind = ("openai" if settings.openai_base_url and settings.openai_model
+                else "bedrock" if settings.llm_model_id else "none")
+    if kind == "none":
+        return None
     if kind == "bedrock" and not settings.llm_model_id:
         raise click.ClickException("--llm bedrock needs AGENTMEM_LLM_MODEL_ID (a Bedrock Converse model id)")
     if kind == "openai" and not (settings.openai_base_url and settings.openai_model):
