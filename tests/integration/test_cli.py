@@ -53,7 +53,7 @@ def lessons(data_dir: Path) -> list[dict]:
     [], ["serve"], ["demo"], ["invoke"], ["eval"], ["eval", "pii"], ["eval", "locomo"], ["memories"],
     ["memories", "list"], ["memories", "mark"], ["memories", "delete"], ["profile"], ["profile", "show"],
     ["profile", "edit"], ["profile", "versions"], ["profile", "restore"], ["erase"], ["reindex"], ["export"],
-    ["import"], ["wall"],
+    ["import"], ["wall"], ["rewrap"], ["redrive"],
 ])
 def test_every_command_explains_itself(command):
     output = run(*command, "--help")
@@ -252,3 +252,19 @@ def test_eval_locomo_prints_recall_as_json(tmp_path):
     path.write_text(json.dumps(sample))
     result = json.loads(run("eval", "locomo", str(path), "--json"))
     assert result["overall"]["5"] == 1.0 and result["by_category"]["4"]["5"] == 1.0
+
+
+def test_redrive_puts_dead_local_events_back_in_the_queue(data_dir):
+    from agentmem.adapters.local.event_bus import SqliteEventBus
+    from agentmem.ports.events import DomainEvent
+
+    bus = SqliteEventBus(data_dir / "events.db")
+    receipt = bus.publish([DomainEvent("FeedbackSubmitted", {"memoryId": "mem-x"})])[0]
+    bus.fail(receipt.event_id or "", "indexer kept failing", retry_in=None)
+    bus.close()
+    assert "redrove 1 dead event(s)" in run("redrive", "--data-dir", str(data_dir))
+    bus = SqliteEventBus(data_dir / "events.db")
+    try:
+        assert bus.counts().get("dead", 0) == 0 and [e.event_id for e in bus.due()] == [receipt.event_id]
+    finally:
+        bus.close()

@@ -256,4 +256,33 @@ def rewrap(user_id: str | None, rotate_local_key: bool, **target: Any) -> None:
     click.echo(f"re-wrapped {count} data key(s)")
 
 
-COMMANDS = (memories, profile, erase, reindex, export, import_, rewrap)
+@click.command()
+@click.option("--limit", type=click.IntRange(1, 100_000), default=1000, show_default=True,
+              help="At most this many events.")
+@target_options
+def redrive(limit: int, **target: Any) -> None:
+    """Send events that exhausted their retries back to their consumers (after fixing the cause).
+
+    Locally: the outbox's dead events. With --stack: the tenant bus's SQS dead-letter queue, back onto the bus.
+    """
+    chosen = Target.from_options(target)
+    if chosen.stack:
+        import boto3
+
+        from agentmem.adapters.aws.dlq_redrive import redrive_dead_letters
+        from agentmem.adapters.aws.eventbridge_bus import EventBridgeBus
+        from agentmem.cli.target import stack_outputs
+
+        outputs = stack_outputs(chosen.stack, chosen.region)
+        sqs = boto3.client("sqs", region_name=chosen.region)
+        report = redrive_dead_letters(sqs, outputs["DlqUrl"], EventBridgeBus(outputs["EventBusName"]), limit=limit)
+        click.echo(f"redrove {report.redriven} event(s); {report.unreadable} unreadable message(s) left in the "
+                   f"queue; {len(report.failed)} failed to publish (left in the queue)")
+        return
+    if chosen.url:
+        raise click.UsageError("redrive works on the data itself: use --data-dir or --stack, not --url")
+    bus = chosen.services().memory.bus
+    click.echo(f"redrove {bus.redrive_dead()} dead event(s); the worker of `agentmem serve` delivers them")
+
+
+COMMANDS = (memories, profile, erase, reindex, export, import_, rewrap, redrive)

@@ -114,8 +114,8 @@ class InProcessTransport:
         self.app.close()
 
 
-def stack_settings(stack: str, region: str | None) -> dict[str, str]:
-    """AGENTMEM_* settings read from a TenantStack's outputs."""
+def stack_outputs(stack: str, region: str | None) -> dict[str, str]:
+    """A stack's CloudFormation outputs."""
     import boto3
     from botocore.exceptions import BotoCoreError, ClientError
 
@@ -124,7 +124,12 @@ def stack_settings(stack: str, region: str | None) -> dict[str, str]:
         description = cloudformation.describe_stacks(StackName=stack)["Stacks"][0]
     except (BotoCoreError, ClientError) as exc:
         raise click.ClickException(f"cannot read stack {stack}: {exc}") from None
-    outputs = {o["OutputKey"]: o["OutputValue"] for o in description.get("Outputs", [])}
+    return {o["OutputKey"]: o["OutputValue"] for o in description.get("Outputs", [])}
+
+
+def stack_settings(stack: str, region: str | None) -> dict[str, str]:
+    """AGENTMEM_* settings read from a TenantStack's outputs."""
+    outputs = stack_outputs(stack, region)
     missing = [key for key in STACK_OUTPUT_SETTINGS if key not in outputs]
     if missing:
         raise click.ClickException(f"stack {stack} is not an agentmem TenantStack (missing outputs {missing})")
