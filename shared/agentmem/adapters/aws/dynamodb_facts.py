@@ -13,28 +13,18 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-import boto3
-from botocore.exceptions import ClientError
-
-from agentmem.adapters.aws.dynamodb_profiles import (
-    CLIENT_CONFIG,
-    backoff,
-    batch_delete,
-    cancellation_codes,
-    error_code,
+from agentmem.adapters.aws.dynamodb_table import (
+    CONDITION_FAILED,
+    DynamoDbStore,
+    DynamoDbTable,
     from_attributes,
-    query_keys,
-    store_errors,
     to_attributes,
 )
-from agentmem.adapters.aws.lazy import LazyClient
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.domain.facts import Fact
 from agentmem.ports.facts import decode_fact_cursor, encode_fact_cursor
 from agentmem.ports.records import Page
 
-BATCH_GET_LIMIT = 100
-MAX_BATCH_ATTEMPTS = 6
 # TransactWriteItems takes 100 items; one is the new fact.
 MAX_SUPERSEDED_PER_ADD = 99
 MAX_ADD_ATTEMPTS = 4
@@ -74,18 +64,11 @@ def item_to_fact(item: Mapping[str, Any]) -> Fact:
     )
 
 
-class DynamoDbFactStore:
+class DynamoDbFactStore(DynamoDbStore):
     """FactStore on the tenant's DynamoDB table (keys in the module docstring)."""
 
     def __init__(self, table_name: str, client: Any = None, *, sleep: Callable[[float], None] = time.sleep):
-        self.table_name = table_name
-        self._client = LazyClient(lambda: boto3.client("dynamodb", config=CLIENT_CONFIG), client)
-        self._sleep = sleep
-
-    @property
-    def client(self) -> Any:
-        """The DynamoDB client, built on first use."""
-        return self._client()
+        self.table = DynamoDbTable(table_name, "store", client, sleep)
 
     def add(self, fact: Fact, supersedes: Sequence[str] = ()) -> bool:
         olds = [f for f in dict.fromkeys(supersedes) if f != fact.fact_id][:MAX_SUPERSEDED_PER_ADD]
@@ -104,48 +87,28 @@ class DynamoDbFactStore:
                     ":to": to_attributes({"t": fact.valid_from})["t"], ":by": {"S": fact.fact_id},
                 },
             }} for old in olds]
-            with store_errors():
-                try:
-                    self.client.transact_write_items(TransactItems=items)
-                    return True
-                except ClientError as exc:
-                    if error_code(exc) != "TransactionCanceledException":
-                        raise
-                    reasons = (cancellation_codes(exc) + ["None"] * len(items))[: len(items)]
-            if reasons[0] == "ConditionalCheckFailed":
+            with self.table.errors():
+                reasons = self.table.transact(items)
+            if not reasons:
+                return True
+            reasons = (reasons + ["None"] * len(items))[: len(items)]
+            if reasons[0] == CONDITION_FAILED:
                 return False
             # Facts no longer active (superseded or deleted meanwhile) are left alone, as the port says.
-            olds = [old for old, r in zip(olds, reasons[1:], strict=True) if r != "ConditionalCheckFailed"]
+            olds = [old for old, r in zip(olds, reasons[1:], strict=True) if r != CONDITION_FAILED]
             if attempt + 1 < MAX_ADD_ATTEMPTS:
-                self._sleep(backoff(attempt))
+                self.table.back_off(attempt)
         raise BackendUnavailable("store", "DynamoDB fact transaction kept conflicting with concurrent writers")
 
     def get(self, tenant: str, user_id: str, fact_id: str) -> Fact | None:
-        with store_errors():
-            response = self.client.get_item(
-                TableName=self.table_name, Key=fact_key(tenant, user_id, fact_id), ConsistentRead=True
-            )
-        item = response.get("Item")
+        with self.table.errors():
+            item = self.table.get(fact_key(tenant, user_id, fact_id))
         return item_to_fact(item) if item else None
 
     def get_many(self, tenant: str, user_id: str, fact_ids: Sequence[str]) -> list[Fact]:
         keys = [fact_key(tenant, user_id, f) for f in dict.fromkeys(fact_ids)]
-        found: list[dict[str, Any]] = []
-        with store_errors():
-            for start in range(0, len(keys), BATCH_GET_LIMIT):
-                request: dict[str, Any] = {
-                    self.table_name: {"Keys": keys[start:start + BATCH_GET_LIMIT], "ConsistentRead": True}
-                }
-                for attempt in range(MAX_BATCH_ATTEMPTS):
-                    response = self.client.batch_get_item(RequestItems=request)
-                    found.extend(response.get("Responses", {}).get(self.table_name, []))
-                    request = response.get("UnprocessedKeys") or {}
-                    if not request:
-                        break
-                    if attempt + 1 < MAX_BATCH_ATTEMPTS:
-                        self._sleep(backoff(attempt))
-                else:
-                    raise BackendUnavailable("store", "DynamoDB left keys unprocessed after retries")
+        with self.table.errors():
+            found = self.table.batch_get(keys)
         return [item_to_fact(i) for i in found]
 
     def list_facts(
@@ -171,28 +134,21 @@ class DynamoDbFactStore:
         return sorted({f.subject for f in self._all(tenant, user_id) if f.status == "active"})
 
     def delete(self, tenant: str, user_id: str, fact_id: str) -> bool:
-        with store_errors():
+        with self.table.errors():
             response = self.client.delete_item(
                 TableName=self.table_name, Key=fact_key(tenant, user_id, fact_id), ReturnValues="ALL_OLD"
             )
         return bool(response.get("Attributes"))
 
     def delete_user(self, tenant: str, user_id: str) -> int:
-        with store_errors():
-            keys = list(query_keys(self.client, self.table_name, facts_pk(tenant, user_id)))
-            batch_delete(self.client, self.table_name, keys, self._sleep)
+        with self.table.errors():
+            keys = self.table.keys_with_prefix(facts_pk(tenant, user_id))
+            self.table.batch_delete(keys)
         return len(keys)
 
     def _all(self, tenant: str, user_id: str) -> Iterator[Fact]:
-        request: dict[str, Any] = {
-            "TableName": self.table_name, "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": facts_pk(tenant, user_id)}}, "ConsistentRead": True,
-        }
-        with store_errors():
-            while True:
-                response = self.client.query(**request)
-                for item in response.get("Items", []):
-                    yield item_to_fact(item)
-                if "LastEvaluatedKey" not in response:
-                    return
-                request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+        with self.table.errors():
+            for item in self.table.query(
+                KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": {"S": facts_pk(tenant, user_id)}}
+            ):
+                yield item_to_fact(item)

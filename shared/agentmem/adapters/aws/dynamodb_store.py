@@ -20,58 +20,32 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import random
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from decimal import Decimal
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import boto3
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-from botocore.config import Config
-from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError
-from botocore.exceptions import ConnectionError as BotocoreConnectionError
+from botocore.exceptions import ClientError
 
-from agentmem.adapters.aws.lazy import LazyClient
+from agentmem.adapters.aws.dynamodb_table import (
+    CONDITION_FAILED,
+    TRANSACTION_CONFLICT,
+    DynamoDbStore,
+    DynamoDbTable,
+    error_code,
+    from_attributes,
+    to_attributes,
+)
+
+# Part of this module's interface: the record store's bound on BatchGetItem calls for one batch.
+from agentmem.adapters.aws.dynamodb_table import MAX_BATCH_ATTEMPTS as MAX_BATCH_ATTEMPTS
 from agentmem.domain.errors import BackendUnavailable, Conflict, InvalidInput, NotFound
 from agentmem.domain.models import Feedback, Memory, MemoryStatus, Run
 from agentmem.ports.records import Page
 
 SECONDS_PER_DAY = 86_400
 DEFAULT_MAX_AGE_DAYS = 90
-BATCH_GET_LIMIT = 100  # DynamoDB's own limit on keys per BatchGetItem
-MAX_BATCH_ATTEMPTS = 6
 MAX_TRANSACTION_ATTEMPTS = 4
-CONDITION_FAILED = "ConditionalCheckFailed"
-TRANSACTION_CONFLICT = "TransactionConflict"
-
-# Codes that mean "DynamoDB could not serve this now", whatever the call. botocore has
-# already retried them (standard mode) by the time they reach us.
-UNAVAILABLE_CODES = frozenset(
-    {
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-        "InternalServerError",
-        "ServiceUnavailable",
-        "TransactionInProgressException",
-        "ResourceNotFoundException",  # the table is missing: a deployment fault, not the caller's
-        "AccessDeniedException",
-        "UnrecognizedClientException",
-        "ExpiredTokenException",
-    }
-)
-
-CLIENT_CONFIG = Config(
-    retries={"mode": "standard", "max_attempts": 4},
-    connect_timeout=2,
-    read_timeout=5,
-)
-
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
 
 
 # Keys
@@ -113,23 +87,6 @@ def agent_registry_key(tenant: str, agent_id: str) -> dict[str, Any]:
 # Records <-> items
 
 
-def _to_attributes(values: Mapping[str, Any]) -> dict[str, Any]:
-    """Plain values to DynamoDB attribute values; None is left out, floats become exact Decimals."""
-    out = {}
-    for name, value in values.items():
-        if value is None:
-            continue
-        if isinstance(value, float):
-            # repr is the shortest text that reads back as the same float, so the round trip is exact.
-            value = Decimal(repr(value))
-        out[name] = _serializer.serialize(value)
-    return out
-
-
-def _from_attributes(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {name: _deserializer.deserialize(value) for name, value in item.items()}
-
-
 def _float(value: Any) -> float | None:
     return None if value is None else float(value)
 
@@ -137,7 +94,7 @@ def _float(value: Any) -> float | None:
 def run_to_item(run: Run) -> dict[str, Any]:
     return {
         **run_key(run.tenant, run.agent_id, run.run_id),
-        **_to_attributes(
+        **to_attributes(
             {
                 "type": "run",
                 "tenant": run.tenant,
@@ -156,7 +113,7 @@ def run_to_item(run: Run) -> dict[str, Any]:
 
 
 def item_to_run(item: Mapping[str, Any]) -> Run:
-    v = _from_attributes(item)
+    v = from_attributes(item)
     return Run(
         tenant=v["tenant"],
         agent_id=v["agentId"],
@@ -174,7 +131,7 @@ def item_to_run(item: Mapping[str, Any]) -> Run:
 def feedback_to_item(feedback: Feedback) -> dict[str, Any]:
     return {
         **feedback_key(feedback.tenant, feedback.agent_id, feedback.feedback_id),
-        **_to_attributes(
+        **to_attributes(
             {
                 "type": "feedback",
                 "tenant": feedback.tenant,
@@ -193,7 +150,7 @@ def feedback_to_item(feedback: Feedback) -> dict[str, Any]:
 
 
 def item_to_feedback(item: Mapping[str, Any]) -> Feedback:
-    v = _from_attributes(item)
+    v = from_attributes(item)
     return Feedback(
         tenant=v["tenant"],
         agent_id=v["agentId"],
@@ -212,7 +169,7 @@ def memory_to_item(memory: Memory, *, max_age_days: int = DEFAULT_MAX_AGE_DAYS) 
     listed = memory.status != "deleted"
     return {
         **memory_key(memory.tenant, memory.agent_id, memory.memory_id),
-        **_to_attributes(
+        **to_attributes(
             {
                 "type": "memory",
                 "tenant": memory.tenant,
@@ -237,7 +194,7 @@ def memory_to_item(memory: Memory, *, max_age_days: int = DEFAULT_MAX_AGE_DAYS) 
 
 
 def item_to_memory(item: Mapping[str, Any]) -> Memory:
-    v = _from_attributes(item)
+    v = from_attributes(item)
     return Memory(
         tenant=v["tenant"],
         agent_id=v["agentId"],
@@ -287,34 +244,7 @@ def decode_cursor(cursor: str, *, expected_list_pk: str) -> dict[str, Any]:
     return {name: {"S": plain[name]} for name in _CURSOR_KEYS}
 
 
-# Errors
-
-
-def _error_code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
-def _cancellation_codes(exc: ClientError) -> list[str]:
-    """The per-item reasons of a cancelled transaction, in the order of its items."""
-    reasons = exc.response.get("CancellationReasons") or []
-    return [str(r.get("Code", "None")) for r in reasons]
-
-
-@contextmanager
-def _store_errors() -> Iterator[None]:
-    """Turn "DynamoDB is unreachable or overloaded" into BackendUnavailable; let everything else through."""
-    try:
-        yield
-    except ClientError as exc:
-        if _error_code(exc) in UNAVAILABLE_CODES:
-            raise BackendUnavailable("store", f"DynamoDB: {_error_code(exc)}") from exc
-        raise
-    except (BotocoreConnectionError, HTTPClientError, NoCredentialsError) as exc:
-        # Connect/read timeouts and dropped connections, after botocore's own retries.
-        raise BackendUnavailable("store", f"DynamoDB unreachable: {type(exc).__name__}") from exc
-
-
-class DynamoDbRecordStore:
+class DynamoDbRecordStore(DynamoDbStore):
     """RecordStore on one DynamoDB table (single-table design, see the module docstring)."""
 
     def __init__(
@@ -325,22 +255,15 @@ class DynamoDbRecordStore:
         max_age_days: int = DEFAULT_MAX_AGE_DAYS,
         sleep: Callable[[float], None] = time.sleep,
     ):
-        self.table_name = table_name
+        self.table = DynamoDbTable(table_name, "store", client, sleep)
         self.max_age_days = max_age_days
-        self._client = LazyClient(lambda: boto3.client("dynamodb", config=CLIENT_CONFIG), client)
-        self._sleep = sleep
         # Agents known to be in the registry: saves a write per feedback in a warm container.
         self._registered_agents: set[tuple[str, str]] = set()
-
-    @property
-    def client(self) -> Any:
-        """The DynamoDB client, built on first use (not at import: cold starts stay short)."""
-        return self._client()
 
     # Runs
 
     def put_run(self, run: Run) -> None:
-        with _store_errors():
+        with self.table.errors():
             try:
                 self.client.put_item(
                     TableName=self.table_name,
@@ -348,17 +271,17 @@ class DynamoDbRecordStore:
                     ConditionExpression="attribute_not_exists(pk)",
                 )
             except ClientError as exc:
-                if _error_code(exc) == "ConditionalCheckFailedException":
+                if error_code(exc) == "ConditionalCheckFailedException":
                     raise Conflict(f"run {run.run_id} exists already") from None
                 raise
 
     def get_run(self, tenant: str, agent_id: str, run_id: str) -> Run | None:
-        with _store_errors():
-            item = self._get(run_key(tenant, agent_id, run_id))
+        with self.table.errors():
+            item = self.table.get(run_key(tenant, agent_id, run_id))
         return item_to_run(item) if item else None
 
     def set_run_output(self, tenant: str, agent_id: str, run_id: str, output: str) -> None:
-        with _store_errors():
+        with self.table.errors():
             try:
                 self.client.update_item(
                     TableName=self.table_name,
@@ -369,7 +292,7 @@ class DynamoDbRecordStore:
                     ExpressionAttributeValues={":output": {"S": output}},
                 )
             except ClientError as exc:
-                if _error_code(exc) == "ConditionalCheckFailedException":
+                if error_code(exc) == "ConditionalCheckFailedException":
                     raise NotFound(f"run {run_id} not found") from None
                 raise
 
@@ -377,7 +300,7 @@ class DynamoDbRecordStore:
 
     def add_feedback(self, feedback: Feedback, memory: Memory) -> tuple[Feedback, bool]:
         tenant, agent_id = feedback.tenant, feedback.agent_id
-        with _store_errors():
+        with self.table.errors():
             # Registered before the transaction, outside it: every feedback of an agent would
             # otherwise write the same item and concurrent transactions would cancel each other.
             # A failed transaction leaves at worst an agent listed with no memory yet.
@@ -417,7 +340,7 @@ class DynamoDbRecordStore:
                 return feedback, True
             feedback_exists, memory_exists, run_missing = (reasons + ["None"] * 3)[:3]
             if feedback_exists == CONDITION_FAILED:
-                stored = self._get(feedback_key(tenant, agent_id, feedback.feedback_id))
+                stored = self.table.get(feedback_key(tenant, agent_id, feedback.feedback_id))
                 if stored is None:  # deleted between the two calls: nothing sensible to return
                     raise Conflict(f"feedback {feedback.feedback_id} changed while being written")
                 return item_to_feedback(stored), False
@@ -428,15 +351,15 @@ class DynamoDbRecordStore:
             raise BackendUnavailable("store", f"DynamoDB transaction cancelled: {reasons}")
 
     def get_memory(self, tenant: str, agent_id: str, memory_id: str) -> Memory | None:
-        with _store_errors():
-            item = self._get(memory_key(tenant, agent_id, memory_id))
+        with self.table.errors():
+            item = self.table.get(memory_key(tenant, agent_id, memory_id))
         return item_to_memory(item) if item else None
 
     def get_memories(self, tenant: str, agent_id: str, memory_ids: Sequence[str]) -> list[Memory]:
         # BatchGetItem rejects a request that names one key twice.
         unique_ids = list(dict.fromkeys(memory_ids))
-        with _store_errors():
-            items = self._batch_get([memory_key(tenant, agent_id, m) for m in unique_ids])
+        with self.table.errors():
+            items = self.table.batch_get([memory_key(tenant, agent_id, m) for m in unique_ids])
         return [item_to_memory(item) for item in items]
 
     def list_memories(self, tenant: str, agent_id: str, *, limit: int, cursor: str | None = None) -> Page[Memory]:
@@ -452,7 +375,7 @@ class DynamoDbRecordStore:
         }
         if cursor:
             request["ExclusiveStartKey"] = decode_cursor(cursor, expected_list_pk=list_pk)
-        with _store_errors():
+        with self.table.errors():
             response = self.client.query(**request)
         items = response.get("Items", [])
         page = items[:limit]
@@ -463,8 +386,10 @@ class DynamoDbRecordStore:
 
     def list_agents_with_memories(self, tenant: str) -> list[str]:
         agents = []
-        with _store_errors():
-            for item in self._query_all(f"T#{tenant}#AGENTS"):
+        with self.table.errors():
+            for item in self.table.query(
+                KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": {"S": f"T#{tenant}#AGENTS"}}
+            ):
                 agents.append(item["agentId"]["S"])
         return sorted(agents)
 
@@ -503,12 +428,12 @@ class DynamoDbRecordStore:
             "ExpressionAttributeValues": {**values, ":deleted": {"S": "deleted"}},
             "ExpressionAttributeNames": {**names, "#status": "status"},
         }
-        with _store_errors():
+        with self.table.errors():
             if status is None:
                 try:
                     response = self.client.update_item(**update, ReturnValues="ALL_NEW")
                 except ClientError as exc:
-                    if _error_code(exc) == "ConditionalCheckFailedException":
+                    if error_code(exc) == "ConditionalCheckFailedException":
                         raise NotFound(f"memory {memory_id} not found") from None
                     raise
                 return item_to_memory(response["Attributes"])
@@ -530,13 +455,13 @@ class DynamoDbRecordStore:
                 if reasons[0] == CONDITION_FAILED:
                     raise NotFound(f"memory {memory_id} not found")
                 raise BackendUnavailable("store", f"DynamoDB transaction cancelled: {reasons}")
-            item = self._get(memory_key(tenant, agent_id, memory_id))
+            item = self.table.get(memory_key(tenant, agent_id, memory_id))
         if item is None:
             raise NotFound(f"memory {memory_id} not found")
         return item_to_memory(item)
 
     def record_injections(self, tenant: str, agent_id: str, memory_ids: Sequence[str]) -> None:
-        with _store_errors():
+        with self.table.errors():
             for memory_id, times in Counter(memory_ids).items():
                 try:
                     self.client.update_item(
@@ -548,11 +473,11 @@ class DynamoDbRecordStore:
                     )
                 except ClientError as exc:
                     # A memory deleted (or expired) since it was retrieved: nothing to count.
-                    if _error_code(exc) != "ConditionalCheckFailedException":
+                    if error_code(exc) != "ConditionalCheckFailedException":
                         raise
 
     def list_memories_by_status(self, tenant: str, status: MemoryStatus, *, limit: int) -> list[Memory]:
-        with _store_errors():
+        with self.table.errors():
             if status == "pending":
                 found = self._pending_memories(tenant, limit)
             else:
@@ -564,7 +489,7 @@ class DynamoDbRecordStore:
     def _pending_marker(self, memory: Memory) -> dict[str, Any]:
         return {
             **pending_key(memory.tenant, memory.agent_id, memory.memory_id),
-            **_to_attributes(
+            **to_attributes(
                 {
                     "agentId": memory.agent_id,
                     "memoryId": memory.memory_id,
@@ -582,11 +507,6 @@ class DynamoDbRecordStore:
         )
         self._registered_agents.add((tenant, agent_id))
 
-    def _get(self, key: dict[str, Any]) -> dict[str, Any] | None:
-        response = self.client.get_item(TableName=self.table_name, Key=key, ConsistentRead=True)
-        item: dict[str, Any] | None = response.get("Item")
-        return item
-
     def _transact(self, items: list[dict[str, Any]]) -> list[str]:
         """Run a transaction; [] when it committed, else the per-item cancellation codes.
 
@@ -594,51 +514,16 @@ class DynamoDbRecordStore:
         (TransactionConflict) is retried: botocore does not retry cancellations.
         """
         for attempt in range(MAX_TRANSACTION_ATTEMPTS):
-            try:
-                self.client.transact_write_items(TransactItems=items)
-                return []
-            except ClientError as exc:
-                if _error_code(exc) != "TransactionCanceledException":
-                    raise
-                reasons = _cancellation_codes(exc)
-                if CONDITION_FAILED in reasons or TRANSACTION_CONFLICT not in reasons:
-                    return reasons or ["Unknown"]
-                self._sleep(_backoff(attempt))
+            reasons = self.table.transact(items)
+            if not reasons or CONDITION_FAILED in reasons or TRANSACTION_CONFLICT not in reasons:
+                return reasons
+            self.table.back_off(attempt)
         raise BackendUnavailable("store", "DynamoDB transaction kept conflicting with concurrent writers")
 
-    def _batch_get(self, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        for start in range(0, len(keys), BATCH_GET_LIMIT):
-            request: dict[str, Any] = {
-                self.table_name: {"Keys": keys[start : start + BATCH_GET_LIMIT], "ConsistentRead": True}
-            }
-            for attempt in range(MAX_BATCH_ATTEMPTS):
-                response = self.client.batch_get_item(RequestItems=request)
-                found.extend(response.get("Responses", {}).get(self.table_name, []))
-                request = response.get("UnprocessedKeys") or {}
-                if not request:
-                    break
-                if attempt + 1 < MAX_BATCH_ATTEMPTS:
-                    self._sleep(_backoff(attempt))
-            else:
-                raise BackendUnavailable("store", "DynamoDB left keys unprocessed after retries")
-        return found
-
-    def _query_all(self, pk: str) -> Iterator[dict[str, Any]]:
-        request: dict[str, Any] = {
-            "TableName": self.table_name,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": pk}},
-            "ConsistentRead": True,
-        }
-        while True:
-            response = self.client.query(**request)
-            yield from response.get("Items", [])
-            if "LastEvaluatedKey" not in response:
-                return
-            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-
     def _pending_memories(self, tenant: str, limit: int) -> list[Memory]:
+        found: list[Memory] = []
+        if limit <= 0:
+            return found
         request: dict[str, Any] = {
             "TableName": self.table_name,
             "KeyConditionExpression": "pk = :pk",
@@ -646,42 +531,26 @@ class DynamoDbRecordStore:
             "ConsistentRead": True,
             "Limit": max(limit, 1),
         }
-        found: list[Memory] = []
-        while len(found) < limit:
-            response = self.client.query(**request)
+        for response in self.table.pages("query", request):
             markers = response.get("Items", [])
             keys = [memory_key(tenant, m["agentId"]["S"], m["memoryId"]["S"]) for m in markers]
-            memories = [item_to_memory(item) for item in self._batch_get(keys)]
+            memories = [item_to_memory(item) for item in self.table.batch_get(keys)]
             # A marker outlives its memory only when the memory expired (TTL): skip it.
             found.extend(m for m in memories if m.status == "pending")
-            if "LastEvaluatedKey" not in response:
+            if len(found) >= limit:
                 break
-            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
         return found
 
     def _scan_memories_by_status(self, tenant: str, status: MemoryStatus, limit: int) -> list[Memory]:
         # Only "pending" has an index; the other statuses are for rare admin work, so a
         # filtered scan of the table (paid in full) is acceptable there.
-        request: dict[str, Any] = {
-            "TableName": self.table_name,
-            "FilterExpression": "begins_with(pk, :prefix) AND #type = :memory AND #status = :status",
-            "ExpressionAttributeNames": {"#type": "type", "#status": "status"},
-            "ExpressionAttributeValues": {
+        items = self.table.scan(
+            FilterExpression="begins_with(pk, :prefix) AND #type = :memory AND #status = :status",
+            ExpressionAttributeNames={"#type": "type", "#status": "status"},
+            ExpressionAttributeValues={
                 ":prefix": {"S": f"T#{tenant}#A#"},
                 ":memory": {"S": "memory"},
                 ":status": {"S": status},
             },
-            "ConsistentRead": True,
-        }
-        found: list[Memory] = []
-        while True:
-            response = self.client.scan(**request)
-            found.extend(item_to_memory(item) for item in response.get("Items", []))
-            if "LastEvaluatedKey" not in response:
-                return found
-            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-
-
-def _backoff(attempt: int, base: float = 0.05, cap: float = 1.0) -> float:
-    """Exponential backoff with jitter, so retrying writers do not collide again in step."""
-    return min(cap, base * 2**attempt) * (0.5 + random.random() / 2)
+        )
+        return [item_to_memory(item) for item in items]

@@ -13,18 +13,11 @@ its cost follows the turns read, not the length of the thread.
 
 from __future__ import annotations
 
-import random
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import boto3
-from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError
-from botocore.exceptions import ConnectionError as BotocoreConnectionError
-
-from agentmem.adapters.aws.dynamodb_store import CLIENT_CONFIG, UNAVAILABLE_CODES
-from agentmem.adapters.aws.lazy import LazyClient
+from agentmem.adapters.aws.dynamodb_table import CONDITION_FAILED, TRANSACTION_CONFLICT, DynamoDbTable
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.ports.records import Page
 from agentmem.ports.transcripts import NewTurn, StoredTurn, decode_turn_cursor, encode_turn_cursor
@@ -32,11 +25,9 @@ from agentmem.ports.transcripts import NewTurn, StoredTurn, decode_turn_cursor, 
 # One transaction holds at most 100 items: the thread item and 99 turns.
 MAX_TURNS_PER_APPEND = 99
 MAX_APPEND_ATTEMPTS = 8
-BATCH_WRITE_LIMIT = 25
-BATCH_GET_LIMIT = 100
-MAX_BATCH_ATTEMPTS = 6
-CONDITION_FAILED = "ConditionalCheckFailed"
-TRANSACTION_CONFLICT = "TransactionConflict"
+# Appends (and the vault's entries) retry inside a conversation request: shorter waits than the record store's.
+BACKOFF_BASE_SECONDS = 0.02
+BACKOFF_CAP_SECONDS = 0.5
 
 
 def user_pk(tenant: str, user_id: str) -> str:
@@ -56,122 +47,13 @@ def turn_sk(seq: int) -> str:
     return f"TURN#{seq:012d}"
 
 
-def error_code(exc: ClientError) -> str:
-    return str(exc.response.get("Error", {}).get("Code", ""))
-
-
-def cancellation_codes(exc: ClientError) -> list[str]:
-    """The per-item reasons of a cancelled transaction, in the order of its items."""
-    return [str(reason.get("Code", "None")) for reason in exc.response.get("CancellationReasons") or []]
-
-
-def backoff(attempt: int, base: float = 0.02, cap: float = 0.5) -> float:
-    """Exponential backoff with jitter, so retrying writers do not collide again in step."""
-    return min(cap, base * 2**attempt) * (0.5 + random.random() / 2)
-
-
-class DynamoDbTable:
-    """The table's client (built on first use) and the query, batch and error handling both stores share."""
-
-    def __init__(self, table_name: str, part: str, client: Any = None, sleep: Callable[[float], None] = time.sleep):
-        self.table_name = table_name
-        self.part = part
-        self._client = LazyClient(lambda: boto3.client("dynamodb", config=CLIENT_CONFIG), client)
-        self.sleep = sleep
-
-    @property
-    def client(self) -> Any:
-        return self._client()
-
-    @contextmanager
-    def errors(self) -> Iterator[None]:
-        """Turn "DynamoDB is unreachable or overloaded" into BackendUnavailable(part)."""
-        try:
-            yield
-        except ClientError as exc:
-            if error_code(exc) in UNAVAILABLE_CODES:
-                raise BackendUnavailable(self.part, f"DynamoDB: {error_code(exc)}") from exc
-            raise
-        except (BotocoreConnectionError, HTTPClientError, NoCredentialsError) as exc:
-            raise BackendUnavailable(self.part, f"DynamoDB unreachable: {type(exc).__name__}") from exc
-
-    def get(self, key: Mapping[str, Any]) -> dict[str, Any] | None:
-        response = self.client.get_item(TableName=self.table_name, Key=dict(key), ConsistentRead=True)
-        item: dict[str, Any] | None = response.get("Item")
-        return item
-
-    def query(self, **request: Any) -> Iterator[dict[str, Any]]:
-        """Every item a query matches, page after page (strongly consistent unless on an index)."""
-        request = {"TableName": self.table_name, **request}
-        if "IndexName" not in request:
-            request.setdefault("ConsistentRead", True)
-        while True:
-            response = self.client.query(**request)
-            yield from response.get("Items", [])
-            if "LastEvaluatedKey" not in response:
-                return
-            request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-
-    def keys_with_prefix(self, pk: str, sk_prefix: str | None = None) -> list[dict[str, Any]]:
-        """The keys of every item of a partition (optionally only those whose sk starts with a prefix)."""
-        request: dict[str, Any] = {
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": pk}},
-            "ProjectionExpression": "pk, sk",
-        }
-        if sk_prefix is not None:
-            request["KeyConditionExpression"] += " AND begins_with(sk, :prefix)"
-            request["ExpressionAttributeValues"][":prefix"] = {"S": sk_prefix}
-        return [{"pk": item["pk"], "sk": item["sk"]} for item in self.query(**request)]
-
-    def batch_get(self, keys: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
-        for start in range(0, len(keys), BATCH_GET_LIMIT):
-            request: dict[str, Any] = {
-                self.table_name: {"Keys": [dict(k) for k in keys[start : start + BATCH_GET_LIMIT]],
-                                  "ConsistentRead": True}
-            }
-            for attempt in range(MAX_BATCH_ATTEMPTS):
-                response = self.client.batch_get_item(RequestItems=request)
-                found.extend(response.get("Responses", {}).get(self.table_name, []))
-                request = response.get("UnprocessedKeys") or {}
-                if not request:
-                    break
-                self.sleep(backoff(attempt))
-            else:
-                raise BackendUnavailable(self.part, "DynamoDB left keys unprocessed after retries")
-        return found
-
-    def batch_delete(self, keys: Sequence[Mapping[str, Any]]) -> None:
-        for start in range(0, len(keys), BATCH_WRITE_LIMIT):
-            request: dict[str, Any] = {
-                self.table_name: [{"DeleteRequest": {"Key": dict(k)}} for k in keys[start : start + BATCH_WRITE_LIMIT]]
-            }
-            for attempt in range(MAX_BATCH_ATTEMPTS):
-                response = self.client.batch_write_item(RequestItems=request)
-                request = response.get("UnprocessedItems") or {}
-                if not request:
-                    break
-                self.sleep(backoff(attempt))
-            else:
-                raise BackendUnavailable(self.part, "DynamoDB left deletes unprocessed after retries")
-
-    def transact(self, items: list[dict[str, Any]]) -> list[str]:
-        """Run a transaction once: [] when it committed, else the per-item cancellation codes."""
-        try:
-            self.client.transact_write_items(TransactItems=items)
-            return []
-        except ClientError as exc:
-            if error_code(exc) != "TransactionCanceledException":
-                raise
-            return cancellation_codes(exc) or ["Unknown"]
-
-
 class DynamoDbTranscriptStore:
     """TranscriptStore on the tenant's DynamoDB table (see the module docstring for the keys)."""
 
     def __init__(self, table_name: str, client: Any = None, *, sleep: Callable[[float], None] = time.sleep):
-        self.table = DynamoDbTable(table_name, "transcripts", client, sleep)
+        self.table = DynamoDbTable(
+            table_name, "transcripts", client, sleep, backoff_base=BACKOFF_BASE_SECONDS, backoff_cap=BACKOFF_CAP_SECONDS
+        )
 
     def append(
         self, tenant: str, user_id: str, thread_id: str, turns: Sequence[NewTurn], created_at: float
@@ -195,7 +77,7 @@ class DynamoDbTranscriptStore:
                 if CONDITION_FAILED not in reasons and TRANSACTION_CONFLICT not in reasons:
                     raise BackendUnavailable("transcripts", f"DynamoDB transaction cancelled: {reasons}")
                 # Another writer appended to this thread first: read its new last seq and go again.
-                table.sleep(backoff(attempt))
+                table.back_off(attempt)
         raise BackendUnavailable("transcripts", "the thread kept changing under concurrent appends")
 
     def list_turns(

@@ -22,14 +22,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from agentmem.adapters.aws.dynamodb_transcripts import (
-    CONDITION_FAILED,
-    TRANSACTION_CONFLICT,
-    DynamoDbTable,
-    backoff,
-    error_code,
-    user_pk,
-)
+from agentmem.adapters.aws.dynamodb_table import CONDITION_FAILED, TRANSACTION_CONFLICT, DynamoDbTable, error_code
+from agentmem.adapters.aws.dynamodb_transcripts import BACKOFF_BASE_SECONDS, BACKOFF_CAP_SECONDS, user_pk
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.ports.vault import VaultEntry, WrappedDataKey
 
@@ -64,7 +58,9 @@ class DynamoDbVaultStore:
     """VaultStore on the tenant's DynamoDB table (see the module docstring for the keys)."""
 
     def __init__(self, table_name: str, client: Any = None, *, sleep: Callable[[float], None] = time.sleep):
-        self.table = DynamoDbTable(table_name, "vault", client, sleep)
+        self.table = DynamoDbTable(
+            table_name, "vault", client, sleep, backoff_base=BACKOFF_BASE_SECONDS, backoff_cap=BACKOFF_CAP_SECONDS
+        )
 
     # Data keys
 
@@ -198,7 +194,7 @@ class DynamoDbVaultStore:
                         return str(winner["token"]["S"])
                 if TRANSACTION_CONFLICT not in reasons:
                     break
-                table.sleep(backoff(attempt))
+                table.back_off(attempt)
         raise BackendUnavailable("vault", f"vault entry not stored: {reasons}")
 
     def get_entries(self, tenant: str, user_id: str, tokens: Sequence[str]) -> list[VaultEntry]:
