@@ -85,7 +85,13 @@ def main() -> None:
 
     rng = np.random.default_rng(7)
     embedder = MiniLMEmbedder(cache_size=4096)
-    print(f"query: {get_token_counter().count(QUERY)} tokens (cl100k)")
+    from agentmem.adapters.local.minilm import default_model_dir
+    from tokenizers import Tokenizer
+
+    word_pieces = Tokenizer.from_file(str(default_model_dir() / "tokenizer.json"))
+    word_pieces.no_padding()
+    print(f"query: {len(word_pieces.encode(QUERY).ids)} MiniLM word pieces, "
+          f"{get_token_counter().count(QUERY)} cl100k tokens")
     uncached = MiniLMEmbedder(cache_size=0)
     uncached.embed([QUERY])
     samples = []
@@ -94,7 +100,7 @@ def main() -> None:
         t = time.perf_counter()
         uncached.embed([text])
         samples.append(time.perf_counter() - t)
-    print(f"embed (cache off, one ~30-token input): {percentiles(samples)}")
+    print(f"embed (cache off, this query): {percentiles(samples)}")
 
     handler = load_handler("retrieve")
     context = LocalLambdaContext("retrieve")
