@@ -358,3 +358,11 @@ def test_personal_data_in_a_users_retrieve_input_is_masked_before_it_is_recorded
     assert embedded and all("jane.doe@example.com" not in text for text in embedded)
     restored = call("POST", "/v1/users/user-1/threads/retrieve-inputs/unmask", {"text": run["input"]})[1]
     assert restored["text"] == "Email jane.doe@example.com about the audit"
+
+
+def test_a_json_body_is_read_as_json_whatever_content_type_the_client_sent(app):
+    # `curl -d '{...}'` sends application/x-www-form-urlencoded unless told otherwise.
+    for content_type in ("application/x-www-form-urlencoded", "text/plain", None):
+        headers = {"Content-Type": content_type} if content_type else {}
+        status, _, body = app.handle("POST", "/v1/agents/auditor/retrieve", headers, b'{"input": "hello"}', "x")
+        assert status == 200, body

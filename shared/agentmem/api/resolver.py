@@ -16,19 +16,32 @@ from agentmem.domain.ids import ID_REGEX
 
 # API Gateway itself stops at 10 MB; nothing agentmem accepts is near this.
 MAX_BODY_BYTES = 512 * 1024
+JSON_TYPE = "application/json"
 
 # Path parameters keep the contract's camelCase names: powertools matches them to arguments by name.
 PathId = Annotated[str, Path(pattern=ID_REGEX, min_length=1, max_length=128)]
 
 
 class AgentMemResolver(APIGatewayRestResolver):
-    """The REST resolver, refusing oversize bodies before any parsing or validation."""
+    """The REST resolver: oversize bodies refused before any parsing, and every body read as JSON."""
 
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         body = event.get("body") or ""
         if len(body.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
             return _too_large()
-        return super().resolve(event, context)
+        return super().resolve(_as_json_request(event) if body else event, context)
+
+
+def _as_json_request(event: Mapping[str, Any]) -> dict[str, Any]:
+    """The event with its body declared as JSON, whatever Content-Type the client sent.
+
+    The API speaks only JSON; powertools would parse a body sent as `curl -d` (form-encoded by
+    default) as a form, and answer with errors about the whole JSON text as one field name.
+    """
+    headers = {k: v for k, v in (event.get("headers") or {}).items() if k.lower() != "content-type"}
+    multi = {k: v for k, v in (event.get("multiValueHeaders") or {}).items() if k.lower() != "content-type"}
+    return {**event, "headers": {**headers, "Content-Type": JSON_TYPE},
+            "multiValueHeaders": {**multi, "Content-Type": [JSON_TYPE]}}
 
 
 def make_resolver(*routers: Router) -> APIGatewayRestResolver:
