@@ -25,6 +25,9 @@ from agentmem.local.worker import EventWorker
 from agentmem.wiring import Services, build_services, set_services
 
 log = logging.getLogger(__name__)
+# Outside the "agentmem" logger tree: powertools' Logger owns that tree and would stamp each access line
+# with the Lambda context of whichever handler ran last.
+access_log = logging.getLogger("agentmem_serve.access")
 MAX_REQUEST_BYTES = 1024 * 1024
 
 
@@ -159,7 +162,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:
         # Method, path and status only: bodies may hold personal data.
-        log.info("%s %s", self.address_string(), format % args)
+        access_log.info("%s %s", self.address_string(), format % args)
 
 
 def make_http_server(app: LocalApp, host: str, port: int) -> ThreadingHTTPServer:
