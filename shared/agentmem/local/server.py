@@ -25,9 +25,9 @@ from agentmem.local.worker import EventWorker
 from agentmem.wiring import Services, build_services, set_services
 
 log = logging.getLogger(__name__)
-# Outside the "agentmem" logger tree: powertools' Logger owns that tree and would stamp each access line
-# with the Lambda context of whichever handler ran last.
-access_log = logging.getLogger("agentmem_serve.access")
+# Not under a name starting "agentmem": powertools owns those (and filters them from the root handler); it
+# would stamp each access line with the Lambda context of whichever handler ran last.
+access_log = logging.getLogger("local_server.access")
 MAX_REQUEST_BYTES = 1024 * 1024
 
 
