@@ -128,7 +128,8 @@ class PageErrors(list[str]):
 def _open(browser: Any, url: str, viewport: dict[str, int]) -> tuple[Any, Any, PageErrors]:
     context = browser.new_context(viewport=viewport, reduced_motion="reduce")
     page = context.new_page()
-    page.set_default_timeout(5000)
+    # Generous: on a loaded 2-core machine the page can take seconds to answer a click.
+    page.set_default_timeout(15000)
     errors = PageErrors()
     page.on("pageerror", lambda exc: errors.append(f"uncaught: {exc}"))
     page.on("console", lambda msg: errors.append(f"console: {msg.text}")
