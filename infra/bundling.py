@@ -57,6 +57,9 @@ LAYER_REQUIREMENTS: tuple[str, ...] = (
     "cryptography",
     "numpy",
     "boto3",
+    # The structured PII rules (RegexPiiDetector) run in front of Comprehend in Lambda too.
+    "phonenumbers",
+    "python-stdnum",
 )
 # Lambda's limit for a function plus its layers, unzipped.
 LAYER_MAX_UNZIPPED_BYTES = 250 * 1024 * 1024
