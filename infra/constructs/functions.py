@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
+from typing import Protocol
 
 from aws_cdk import Annotations, Aws, CfnParameter, CfnRule, CfnRuleAssertion, Duration, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
@@ -81,6 +82,12 @@ TABLE_ACTIONS = (
 )
 
 
+class VectorAccess(Protocol):
+    """The IAM statements that let a function read (search) or write (upsert, delete) the tenant's vectors."""
+
+    def statements(self, *, write: bool) -> list[iam.PolicyStatement]: ...
+
+
 def construct_name(function_name: str) -> str:
     """`conversations` -> `Conversations`, for construct ids."""
     return function_name[:1].upper() + function_name[1:]
@@ -93,9 +100,14 @@ def function_environment(
     event_bus_name: str,
     data_key_arn: str,
     hmac_key_arn: str,
-    vector_endpoint: str,
+    vector_endpoint: str | None = None,
+    vector_bucket: str | None = None,
 ) -> dict[str, str]:
-    """The environment every function reads its configuration from."""
+    """The environment every function reads its configuration from.
+
+    `vector_bucket` (S3 Vectors) or `vector_endpoint` (an OpenSearch Serverless collection) says
+    where the vectors are.
+    """
     environment = {
         "AGENTMEM_BACKEND": "aws",
         "AGENTMEM_TENANT": settings.name,
@@ -103,7 +115,7 @@ def function_environment(
         "AGENTMEM_EVENT_BUS_NAME": event_bus_name,
         "AGENTMEM_KMS_KEY_ARN": data_key_arn,
         "AGENTMEM_HMAC_KEY_ARN": hmac_key_arn,
-        "AGENTMEM_OPENSEARCH_ENDPOINT": vector_endpoint,
+        "AGENTMEM_VECTOR_STORE": "s3vectors" if vector_bucket else "opensearch",
         "AGENTMEM_VECTOR_INDEX": settings.vector_index_name,
         "AGENTMEM_EMBEDDING_MODEL_ID": settings.embedding_model_id,
         "AGENTMEM_EMBEDDING_DIMENSION": str(settings.embedding_dimension),
@@ -117,6 +129,10 @@ def function_environment(
         # Responses carry users' (masked) conversations; keep them out of X-Ray.
         "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
     }
+    if vector_bucket:
+        environment["AGENTMEM_VECTOR_BUCKET"] = vector_bucket
+    elif vector_endpoint:
+        environment["AGENTMEM_OPENSEARCH_ENDPOINT"] = vector_endpoint
     if settings.eligibility_threshold is not None:
         environment["AGENTMEM_ELIGIBILITY_THRESHOLD"] = str(settings.eligibility_threshold)
     return environment
@@ -244,7 +260,7 @@ class TenantFunctions(Construct):
         data_key: kms.IKey,
         hmac_key: kms.IKey,
         event_bus_arn: str,
-        vector_collection_arn: str,
+        vector_access: VectorAccess,
         removal_policy: RemovalPolicy,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -259,7 +275,7 @@ class TenantFunctions(Construct):
         self._data_key = data_key
         self._hmac_key = hmac_key
         self._event_bus_arn = event_bus_arn
-        self._vector_collection_arn = vector_collection_arn
+        self._vector_access = vector_access
         self.functions: dict[str, lambda_.Function] = {}
         self.roles: dict[str, iam.Role] = {}
         for spec in FUNCTIONS:
@@ -351,10 +367,7 @@ class TenantFunctions(Construct):
                 )
             )
         if access & {Access.VECTORS_READ, Access.VECTORS_WRITE}:
-            # The collection's data access policy narrows this to the tenant's index.
-            statements.append(
-                iam.PolicyStatement(actions=["aoss:APIAccessAll"], resources=[self._vector_collection_arn])
-            )
+            statements.extend(self._vector_access.statements(write=Access.VECTORS_WRITE in access))
         return statements
 
     def roles_with(self, access: Access) -> list[iam.Role]:

@@ -15,7 +15,9 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from functions.catalog import by_name
 from infra.constructs.functions import construct_name
+from infra.settings import MonitoringLevel
 
 PERIOD = Duration.minutes(5)
 
@@ -23,7 +25,10 @@ PERIOD = Duration.minutes(5)
 class TenantMonitoring(Construct):
     """Alarms: DLQ depth > 0, each function's Errors and Throttles, API 5XXError and p99 Latency.
 
-    Alarms notify `alarm_topic`; subscribe the on-call address or chat hook to it.
+    Alarms notify `alarm_topic`; subscribe the on-call address or chat hook to it. With `level`
+    MINIMAL (a CloudWatch alarm costs $0.10 a month, a dashboard $3) only what catches lost work
+    remains: the DLQ, API 5xx (an API function's error is a 5xx) and the event consumers' errors;
+    no throttle or latency alarms, no dashboard.
     """
 
     def __init__(
@@ -38,6 +43,7 @@ class TenantMonitoring(Construct):
         dead_letter_queue: sqs.IQueue,
         table: dynamodb.ITable,
         latency_threshold_ms: int,
+        level: MonitoringLevel = MonitoringLevel.FULL,
     ) -> None:
         super().__init__(scope, construct_id)
         self.alarm_topic = sns.Topic(
@@ -57,13 +63,19 @@ class TenantMonitoring(Construct):
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             description="Events failed every retry and wait in the DLQ: fix, replay from the archive, purge.",
         )
+        full = level is MonitoringLevel.FULL
         for name, function in functions.items():
+            consumer = bool(by_name(name).consumes)
+            if not (full or consumer):
+                continue
             self._alarm(
                 f"{construct_name(name)}Errors",
                 function.metric_errors(period=PERIOD, statistic="Sum"),
                 threshold=1,
                 description=f"{name} raised errors.",
             )
+            if not full:
+                continue
             self._alarm(
                 f"{construct_name(name)}Throttles",
                 function.metric_throttles(period=PERIOD, statistic="Sum"),
@@ -72,6 +84,9 @@ class TenantMonitoring(Construct):
             )
         server_errors = api.metric_server_error(period=PERIOD, statistic="Sum")
         self._alarm("Api5xx", server_errors, threshold=1, description="The API answered 5XX.")
+        self.dashboard: cloudwatch.Dashboard | None = None
+        if not full:
+            return
         latency_p99 = api.metric_latency(period=PERIOD, statistic="p99")
         self._alarm(
             "ApiLatencyP99",
