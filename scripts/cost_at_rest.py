@@ -24,8 +24,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 
-from infra.application import build_app  # noqa: E402
-from infra.bundling import stage_function_code  # noqa: E402
+from infra.application import build_app
+from infra.bundling import stage_function_code
 
 PRICES_AS_OF = "2026-12-01, us-east-1, list prices as published (assumed; check before relying on them)"
 HOURS_A_MONTH = 730

@@ -43,7 +43,7 @@ RETENTION: dict[int, logs.RetentionDays] = {
 
 class Access(StrEnum):
     TABLE = "table"  # items of the tenant table and its gsi1
-    DATA_KEYS = "data-keys"  # GenerateDataKey/Decrypt/ReEncrypt on the tenant CMK: the per-user data keys
+    DATA_KEYS = "data-keys"  # GenerateDataKey/Decrypt on the tenant CMK: the per-user data keys
     PII_HMAC = "pii-hmac"  # GenerateMac on the tenant HMAC key
     PII_DETECT = "pii-detect"  # Comprehend DetectPiiEntities (masking before anything is stored)
     PUBLISH = "publish"  # PutEvents with source `agentmem` on the tenant bus
@@ -63,13 +63,16 @@ FUNCTION_ACCESS: Mapping[str, frozenset[Access]] = {
     "indexer": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE}),
     # Masks turns into the vault; erasing a user deletes its facts' vectors; publishes TurnsAppended.
     "conversations": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE}) | _MASKING,
-    # Withholds personal data from the LLM; writes facts and their vectors; publishes Profile* events.
-    "consolidate": frozenset({A.TABLE, A.EMBED, A.LLM, A.PUBLISH, A.VECTORS_WRITE}) | _MASKING,
+    # Reads turns masked already; its guard before the LLM is the regex detector (no KMS, no Comprehend);
+    # writes facts and their vectors; publishes Profile* events.
+    "consolidate": frozenset({A.TABLE, A.EMBED, A.LLM, A.PUBLISH, A.VECTORS_WRITE}),
     "service": frozenset(),
 }
 # Actions that support no resource-level permissions: their statements must name "*".
 RESOURCELESS_ACTIONS = frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords", "comprehend:DetectPiiEntities"})
 
+# What the DynamoDB adapters and powertools' idempotency layer call (tests/infra/test_least_privilege.py);
+# TransactWriteItems is authorised by the actions of the items in it.
 TABLE_ACTIONS = (
     "dynamodb:GetItem",
     "dynamodb:BatchGetItem",
@@ -334,7 +337,8 @@ class TenantFunctions(Construct):
         if Access.DATA_KEYS in access:
             statements.append(
                 iam.PolicyStatement(
-                    actions=["kms:GenerateDataKey", "kms:Decrypt", "kms:ReEncryptFrom", "kms:ReEncryptTo"],
+                    # ReEncrypt (`agentmem rewrap`) is an operator's call with their own credentials.
+                    actions=["kms:GenerateDataKey", "kms:Decrypt"],
                     resources=[self._data_key.key_arn],
                 )
             )
@@ -360,7 +364,7 @@ class TenantFunctions(Construct):
         if Access.LLM in access:
             statements.append(
                 iam.PolicyStatement(
-                    actions=["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
+                    actions=["bedrock:InvokeModel"],  # Converse is authorised by InvokeModel
                     resources=bedrock_model_arns(
                         settings.llm_model_id, inference_profile=settings.llm_is_inference_profile
                     ),
