@@ -133,8 +133,8 @@ def test_minimal_monitoring_keeps_the_lost_work_alarms_and_no_dashboard(synthesi
     assert alarms == {
         "agentmem-initech-DeadLetterQueueDepth",
         "agentmem-initech-Api5xx",
-        "agentmem-initech-IndexerErrors",
-        "agentmem-initech-ConsolidateErrors",
+        "agentmem-initech-IndexerDeadLetterQueueDepth",
+        "agentmem-initech-ConsolidateDeadLetterQueueDepth",
     }
     assert not synthesised.resources(STACK, "AWS::CloudWatch::Dashboard")
     assert synthesised.resources("AgentMem-acme", "AWS::CloudWatch::Dashboard")
