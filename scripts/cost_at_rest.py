@@ -37,6 +37,9 @@ DASHBOARD_MONTH = 3.00  # beyond the account's first three
 OCU_HOUR = 0.24  # OpenSearch Serverless compute unit
 OCU_FLOOR_NO_REDUNDANCY = 1.0  # 0.5 indexing + 0.5 search OCU
 OCU_FLOOR_REDUNDANCY = 2.0  # 1 + 1 with standby replicas
+# An SQS event source mapping long-polls its queue even when idle: 5 pollers at first, a 20 s receive each.
+SQS_PER_MILLION = 0.40
+IDLE_RECEIVES_PER_MAPPING = 5 * 3 * 60 * HOURS_A_MONTH
 SHARED_COLLECTION_TENANTS = 10  # how many tenants the shared collection's floor is split across below
 
 # Per request / per unit.
@@ -121,6 +124,8 @@ def at_rest(counts: Counter[str], ocus: float, ocu_share: float = 1.0) -> dict[s
         "alarms": counts["AWS::CloudWatch::Alarm"] * ALARM_MONTH,
         "dashboard": counts["AWS::CloudWatch::Dashboard"] * DASHBOARD_MONTH,
         "OpenSearch OCUs": ocus * OCU_HOUR * HOURS_A_MONTH * ocu_share,
+        "idle queue polling": counts["AWS::Lambda::EventSourceMapping"] * IDLE_RECEIVES_PER_MAPPING / 1e6
+        * SQS_PER_MILLION,
     }
 
 
@@ -142,6 +147,7 @@ def usage(mode: str) -> dict[str, float]:
         "Lambda": lambda_cost,
         "DynamoDB": dynamodb,
         "EventBridge": LESSONS / 1e6 * EVENTBRIDGE_PER_MILLION,
+        "SQS": LESSONS * 3 / 1e6 * SQS_PER_MILLION,  # send, receive, delete per lesson event
         "Bedrock embeddings": (RETRIEVES * RETRIEVE_TOKENS + LESSONS * LESSON_TOKENS) / 1000 * TITAN_V2_PER_1K_TOKENS,
         "logs": invocations * LOG_BYTES_PER_INVOCATION / 1e9 * LOGS_INGEST_PER_GB,
         "X-Ray": invocations / 1e6 * XRAY_PER_MILLION_TRACES,
@@ -168,8 +174,9 @@ def main() -> int:
     shared_ocus = ocu_floor(platform)
     platform_counts = resource_counts(platform)
     print(f"Prices: {PRICES_AS_OF}. Command: .venv/bin/python scripts/cost_at_rest.py\n")
-    print("| mode | KMS keys | alarms | dashboards | at rest a month | + 1M retrieves and 100k lessons a month |")
-    print("|---|---|---|---|---|---|")
+    print("| mode | KMS keys | alarms | dashboards | queue pollers | at rest a month "
+          "| + 1M retrieves and 100k lessons a month |")
+    print("|---|---|---|---|---|---|---|")
     for mode in MODES:
         counts = resource_counts(templates[f"AgentMem-{mode}"])
         if mode == "os-shared":
@@ -180,7 +187,8 @@ def main() -> int:
         details = ", ".join(f"{name} {money(cost)}" for name, cost in use.items())
         print(
             f"| {LABELS[mode]} | {counts['AWS::KMS::Key']} | {counts['AWS::CloudWatch::Alarm']} | "
-            f"{counts['AWS::CloudWatch::Dashboard']} | **{money(sum(rest.values()))}** | "
+            f"{counts['AWS::CloudWatch::Dashboard']} | {counts['AWS::Lambda::EventSourceMapping']} | "
+            f"**{money(sum(rest.values()))}** | "
             f"{money(sum(use.values()))} ({details}) |"
         )
     platform_rest = at_rest(platform_counts, 0)

@@ -63,7 +63,7 @@ ACCESS_CODE: dict[Access, list[tuple[Path, str, tuple[str, ...] | None]]] = {
 # other than "pending", which no service asks for (MemoryService lists pending lessons only).
 UNREACHED: dict[str, frozenset[str]] = {
     "dynamodb_table.py": frozenset({"scan"}),
-    "dynamodb_store.py": frozenset({"_scan_memories_by_status"}),
+    "dynamodb_lessons.py": frozenset({"_scan_memories_by_status"}),
 }
 # Granted with a key: the KMS use S3 Vectors makes on the caller's behalf (`kms:ViaService` s3vectors).
 VECTOR_KEY_ACTIONS = {
