@@ -1,8 +1,15 @@
-"""Calling the very Lambda handlers AWS runs, in-process: their entry points and a Lambda context."""
+"""Calling the very Lambda handlers AWS runs, in-process: their entry points and a Lambda context.
+
+Lambda runs one request at a time in an execution environment, and the handlers rely on it:
+powertools' resolvers keep the current event in module state. So one process is one environment
+per function here: invocations of the same function never overlap (a lock per function), while
+different functions run side by side, as separate Lambda functions do.
+"""
 
 from __future__ import annotations
 
 import importlib
+import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,6 +44,17 @@ def load_handler(function_name: str) -> Handler:
     return module.lambda_handler  # type: ignore[no-any-return]
 
 
+_environments: dict[str, threading.Lock] = {}
+_environments_lock = threading.Lock()
+
+
+def _environment(function_name: str) -> threading.Lock:
+    with _environments_lock:
+        return _environments.setdefault(function_name, threading.Lock())
+
+
 def invoke(function_name: str, event: dict[str, Any]) -> Any:
-    """Run one function on one event, as Lambda would."""
-    return load_handler(function_name)(event, LocalLambdaContext(function_name))
+    """Run one function on one event, as Lambda would: never two invocations of one function at once."""
+    handler = load_handler(function_name)
+    with _environment(function_name):
+        return handler(event, LocalLambdaContext(function_name))
