@@ -316,7 +316,7 @@ def test_two_invocations_of_one_function_never_overlap(tmp_path: Path, monkeypat
             active["now"] -= 1
         return {"statusCode": 200}
 
-    monkeypatch.setattr(lambda_runtime, "load_handler", lambda name: slow_handler)
+    monkeypatch.setattr(lambda_runtime, "load_handler", lambda *_: slow_handler)
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda _: lambda_runtime.invoke("retrieve", {}), range(32)))
     assert active["most"] == 1
