@@ -155,3 +155,29 @@ def test_the_bucket_named_by_the_fixture_is_the_one_queried(
 ) -> None:
     s3vectors_index.search(VectorQuery("acme", "turn", "user-1", unit(1), k=1))
     assert s3vectors_query_server.queries[0].body["vectorBucketName"] == S3VECTORS_BUCKET
+
+
+def test_erasing_an_owner_pages_through_every_key_and_deletes_only_that_owners() -> None:
+    """moto returns ListVectors in one page; the service pages by 1,000: botocore's Stubber plays those pages."""
+    import boto3
+    from botocore.stub import Stubber
+
+    client = boto3.client(
+        "s3vectors", region_name=REGION, aws_access_key_id="testing", aws_secret_access_key="testing"
+    )
+    index = S3VectorsIndex("agentmem-acme-vectors", dimension=VECTOR_DIMENSION, client=client)
+    mine = [layout.vector_key("user-1", f"t{n}") for n in range(3)]
+    theirs = [layout.vector_key("user-10", "t0"), layout.vector_key("user-2", "t1")]
+    listing = {"vectorBucketName": "agentmem-acme-vectors", "indexName": "acme-turn", "maxResults": 1000}
+    with Stubber(client) as stub:
+        stub.add_response(
+            "list_vectors", {"vectors": [{"key": k} for k in [mine[0], *theirs]], "nextToken": "page-2"}, listing
+        )
+        stub.add_response(
+            "list_vectors", {"vectors": [{"key": k} for k in mine[1:]]}, {**listing, "nextToken": "page-2"}
+        )
+        stub.add_response(
+            "delete_vectors", {}, {"vectorBucketName": "agentmem-acme-vectors", "indexName": "acme-turn", "keys": mine}
+        )
+        index.delete_owner("acme", "turn", "user-1")
+        stub.assert_no_pending_responses()
