@@ -4,9 +4,9 @@ What the code calls is derived from the AWS adapters' source: each adapter modul
 for calls of its boto3 service's operations (botocore's own operation list, so a new call cannot be
 missed), mapped to IAM actions. Which adapters a function reaches is declared once, in
 `infra.constructs.functions.FUNCTION_ACCESS`; `ACCESS_CODE` below says which adapter code serves each
-kind of access. The test lists each function's granted actions from the synthesised template of the
-S3 Vectors tenant and requires them to equal what its access's code calls: no grant without a
-caller, and no call without a grant.
+kind of access. The test lists each function's granted actions from the synthesised template of each
+tenant stack (one per vector mode: dedicated, shared, s3vectors) and requires them to equal what its
+access's code calls: no grant without a caller, and no call without a grant.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from infra_fixtures import REPO_ROOT, Synthesised
 from functions.catalog import by_name
 from infra.constructs.functions import FUNCTION_ACCESS, QUEUE_CONSUMER_ACTIONS, Access
 
-STACK = "AgentMem-initech"
+STACK = "AgentMem-initech"  # the S3 Vectors tenant
+TENANT_STACKS = ("AgentMem-acme", "AgentMem-globex", "AgentMem-initech")  # dedicated, shared, s3vectors
 ADAPTERS = REPO_ROOT / "shared" / "agentmem" / "adapters" / "aws"
 # Granted to every function for its own logs and traces; not an adapter's doing.
 PLATFORM_ACTIONS = frozenset({"logs:CreateLogStream", "logs:PutLogEvents", "xray:PutTraceSegments",
@@ -69,6 +70,10 @@ UNREACHED: dict[str, frozenset[str]] = {
     "dynamodb_table.py": frozenset({"scan"}),
     "dynamodb_lessons.py": frozenset({"_scan_memories_by_status"}),
 }
+# OpenSearch Serverless' data plane (HTTP signed for `aoss`, not boto3) is authorised by one IAM action;
+# the collection's data access policy narrows it to the tenant index's document permissions
+# (tests/infra/test_infra_isolation.py).
+OPENSEARCH_ACTIONS = {Access.VECTORS_READ: ("aoss:APIAccessAll",), Access.VECTORS_WRITE: ("aoss:APIAccessAll",)}
 # Granted with a key: the KMS use S3 Vectors makes on the caller's behalf (`kms:ViaService` s3vectors).
 VECTOR_KEY_ACTIONS = {
     Access.VECTORS_READ: {"kms:Decrypt"},
@@ -115,7 +120,9 @@ def called_operations(path: Path, service: str, methods: tuple[str, ...] | None)
     return found
 
 
-def code_actions(access: Access) -> set[str]:
+def code_actions(access: Access, *, opensearch: bool = False) -> set[str]:
+    if opensearch and access in OPENSEARCH_ACTIONS:
+        return set(OPENSEARCH_ACTIONS[access])
     actions: set[str] = set()
     for path, service, methods in ACCESS_CODE[access]:
         for operation in called_operations(path, service, methods):
@@ -124,12 +131,13 @@ def code_actions(access: Access) -> set[str]:
     return actions | VECTOR_KEY_ACTIONS.get(access, set())
 
 
-def granted_actions(synthesised: Synthesised, function: str) -> set[str]:
-    template = synthesised.template(STACK)
+def granted_actions(synthesised: Synthesised, function: str, stack: str = STACK) -> set[str]:
+    template = synthesised.template(stack)
+    tenant = stack.removeprefix("AgentMem-")
     [role] = [
         f["Properties"]["Role"]["Fn::GetAtt"][0]
-        for f in synthesised.resources(STACK, "AWS::Lambda::Function").values()
-        if f["Properties"].get("FunctionName") == f"agentmem-initech-{function}"
+        for f in synthesised.resources(stack, "AWS::Lambda::Function").values()
+        if f["Properties"].get("FunctionName") == f"agentmem-{tenant}-{function}"
     ]
     actions: set[str] = set()
     for resource in template["Resources"].values():
@@ -145,13 +153,17 @@ def test_every_access_is_served_by_code_that_calls_aws() -> None:
         assert code_actions(access), f"{access}: no adapter code calls AWS for it"
 
 
+@pytest.mark.parametrize("stack", TENANT_STACKS)
 @pytest.mark.parametrize("function", sorted(FUNCTION_ACCESS))
-def test_a_functions_grants_are_exactly_what_its_code_calls(synthesised: Synthesised, function: str) -> None:
-    expected = set().union(*(code_actions(a) for a in FUNCTION_ACCESS[function]))
+def test_a_functions_grants_are_exactly_what_its_code_calls(
+    synthesised: Synthesised, function: str, stack: str
+) -> None:
+    opensearch = not synthesised.resources(stack, "AWS::S3Vectors::Index")
+    expected = set().union(*(code_actions(a, opensearch=opensearch) for a in FUNCTION_ACCESS[function]))
     if by_name(function).consumes:
         # Not the function's code: its event source mapping reads its queue with its role (kms via SQS).
         expected |= {*QUEUE_CONSUMER_ACTIONS, "kms:Decrypt"}
-    granted = granted_actions(synthesised, function)
+    granted = granted_actions(synthesised, function, stack)
     assert sorted(granted - expected) == [], f"{function}: granted without a caller"
     assert sorted(expected - granted) == [], f"{function}: called without a grant"
 
