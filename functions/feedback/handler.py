@@ -10,6 +10,7 @@ from agentmem.api.observability import count, logger, metrics, tracer
 from agentmem.api.presenters import memory_json, run_json
 from agentmem.api.resolver import PathId, json_response, make_resolver, no_content
 from agentmem.domain.ids import ID_REGEX
+from agentmem.domain.pii import agent_subject
 from agentmem.wiring import get_services
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
@@ -90,6 +91,24 @@ def patch_memory(agentId: PathId, memoryId: PathId, request: Annotated[MemoryPat
 @router.delete("/v1/agents/<agentId>/memories/<memoryId>", summary="Delete a lesson; it is never retrieved again")
 def delete_memory(agentId: PathId, memoryId: PathId) -> Response[Any]:
     get_services().memory.delete_memory(agentId, memoryId)
+    return no_content()
+
+
+@router.delete(
+    "/v1/agents/<agentId>/personal-data",
+    summary="Erase the personal data of the agent's runs made without a userId",
+    description=(
+        "The personal data found in runs without a `userId` (their input and output, the feedback comments "
+        "on them and the lessons made from them) is masked with tokens of the agent's own vault subject "
+        "`_agent:<agentId>`. This destroys that subject's data key and vault entries: every such token stays a "
+        "token for good, in every copy. Runs, feedback and lessons themselves stay (they hold tokens only). "
+        "Idempotent; 204."
+    ),
+)
+def erase_agent_personal_data(agentId: PathId) -> Response[Any]:
+    conversations = get_services().conversations
+    assert conversations is not None  # every wiring builds the vault
+    conversations.erase_user(agent_subject(agentId))
     return no_content()
 
 

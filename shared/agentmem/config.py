@@ -92,6 +92,8 @@ class Settings(BaseSettings):
 
     # AWS adapters (set by the CDK stack on every function).
     table_name: str | None = None
+    # Users' wrapped data keys: a table of their own, without point-in-time recovery (erase survives backups).
+    key_table_name: str | None = None
     event_bus_name: str | None = None
     kms_key_arn: str | None = None
     hmac_key_arn: str | None = None
@@ -134,7 +136,8 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _check_backend(self) -> Settings:
         if self.backend == "aws":
-            missing = [k for k in ("table_name", "event_bus_name", "kms_key_arn") if not getattr(self, k)]
+            required = ("table_name", "key_table_name", "event_bus_name", "kms_key_arn")
+            missing = [k for k in required if not getattr(self, k)]
             if missing:
                 raise ValueError(f"backend 'aws' needs {', '.join('AGENTMEM_' + m.upper() for m in missing)}")
         return self

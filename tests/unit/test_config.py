@@ -69,3 +69,4 @@ def test_the_aws_backend_names_the_resources_it_is_missing(monkeypatch):
     with pytest.raises(ConfigError) as caught:
         load_settings()
     assert "AGENTMEM_TABLE_NAME" in str(caught.value) and "AGENTMEM_KMS_KEY_ARN" in str(caught.value)
+    assert "AGENTMEM_KEY_TABLE_NAME" in str(caught.value)
