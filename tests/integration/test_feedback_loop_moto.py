@@ -201,12 +201,17 @@ class World:
         return list(self.opensearch.indexes[INDEX_NAME].docs.values())
 
 
-@pytest.fixture
-def world(minilm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+def use_moto_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake credentials and no profile or endpoint override, so every client talks to moto."""
     for name, value in AWS_ENVIRONMENT.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+
+
+@pytest.fixture
+def world(minilm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    use_moto_environment(monkeypatch)
     with mock_aws():
         built = _world(minilm, tmp_path)
         set_services(built.services)

@@ -98,7 +98,10 @@ class ConversationService:
             for turn, text in zip(turns, masked, strict=True)
         ]
         stored = self.transcripts.append(self.tenant, user_id, thread_id, new_turns, self.clock())
-        log.info("turns appended", extra={"userHash": log_id(user_id), "threadHash": log_id(thread_id), "turns": len(stored)})
+        log.info(
+            "turns appended",
+            extra={"userHash": log_id(user_id), "threadHash": log_id(thread_id), "turns": len(stored)},
+        )
         self._announce(user_id, thread_id, stored)
         return stored
 
