@@ -65,9 +65,11 @@ def submit_feedback(
         answer = {"feedbackId": receipt.feedback_id, "memoryId": receipt.memory_id, "status": "accepted"}
     else:
         # A retry with the key is answered with the first request's body (powertools' idempotency).
+        # powertools keeps a hash of the body: of the masked comment, never of the raw one.
+        comment = services.memory.mask_comment(agentId, runId, request.comment)
         answer = submit_feedback_once(
             services.feedback_idempotency_store(), services.memory, agentId, runId, request.rating,
-            request.comment, idempotency_key, lambda_context=router.lambda_context,
+            comment, idempotency_key, lambda_context=router.lambda_context,
             on_created=lambda: count("FeedbackAccepted"),
         )
     return json_response(202, answer)

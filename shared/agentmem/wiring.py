@@ -286,7 +286,17 @@ def build_user_memory(
     consolidation = ConsolidationService(
         tenant=settings.tenant, transcripts=conversations.transcripts, profiles=profiles, facts=facts, llm=model
     )
-    conversations.user_erasers.extend([profiles.erase_user, facts.erase_user])
+    conversations.user_erasers.extend([profiles.erase_user, facts.erase_user, memory.erase_user_runs])
+    if settings.backend == "local":
+        from agentmem.adapters.local.sqlite_base import checkpoint_open_databases
+
+        data_dir = settings.data_dir
+
+        def checkpoint_files(_tenant: str, _user: str) -> None:
+            # Last: every SQLite file of the data folder folds and truncates its WAL, so no `-wal` keeps a copy.
+            checkpoint_open_databases(data_dir)
+
+        conversations.user_erasers.append(checkpoint_files)
     return profiles, facts, consolidation
 
 

@@ -79,7 +79,8 @@ class ConversationService:
     counter: TokenCounting | None = None
     clock: Callable[[], float] = field(default=now)
     key_cache: DataKeyCache = field(default_factory=DataKeyCache)
-    # Other parts of a user's memory (profile, facts) register how to erase themselves here.
+    # Other parts of a user's memory (profile, facts, runs) register how to erase themselves here;
+    # they run in order, after the vault and vectors (the local wiring's last one checkpoints the files).
     user_erasers: list[UserEraser] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -181,11 +182,11 @@ class ConversationService:
         self.key_cache.forget(self.tenant, user_id)
         self.transcripts.delete_user(self.tenant, user_id)
         self.vault.delete_user(self.tenant, user_id)
-        for erase in self.user_erasers:
-            erase(self.tenant, user_id)
         if self.vectors is not None:
             for kind in USER_VECTOR_KINDS:
                 self.vectors.delete_owner(self.tenant, kind, user_id)
+        for erase in self.user_erasers:
+            erase(self.tenant, user_id)
         with self._scope_hash_lock:
             self._scope_hashes.pop(user_id, None)
         log.info("user erased", extra={"userHash": log_id(user_id)})

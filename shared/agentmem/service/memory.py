@@ -18,6 +18,7 @@ from typing import Protocol
 from agentmem.config import Settings
 from agentmem.domain.errors import BackendUnavailable, Conflict, MemoryDisabled, NotFound
 from agentmem.domain.lessons import build_digest, resolve_importance
+from agentmem.domain.log_ids import log_id
 from agentmem.domain.models import Feedback, Memory, Rating, Run
 from agentmem.domain.pii import run_subject
 from agentmem.ports.clock import new_id, now
@@ -114,6 +115,21 @@ class MemoryService:
         run = self.get_run(agent_id, run_id)
         masked = self.mask(agent_id, run.user_id, [output])[0]
         self.store.set_run_output(self.tenant, agent_id, run_id, masked)
+
+    def mask_comment(self, agent_id: str, run_id: str, comment: str | None) -> str | None:
+        """A feedback comment masked with the tokens of its run's subject (NotFound for an unknown run).
+
+        Masking it again in `submit_feedback` changes nothing: tokens already in a text are kept.
+        """
+        if not comment:
+            return comment
+        self.require_enabled(agent_id)
+        return self.mask(agent_id, self.get_run(agent_id, run_id).user_id, [comment])[0]
+
+    def erase_user_runs(self, tenant: str, user_id: str) -> None:
+        """Delete every run made for a user (an eraser of ConversationService.erase_user)."""
+        deleted = self.store.delete_runs_of_user(tenant, user_id)
+        log.info("runs of an erased user deleted", extra={"userHash": log_id(user_id), "runs": deleted})
 
     def mask(self, agent_id: str, user_id: str | None, texts: Sequence[str]) -> list[str]:
         """`texts` with personal data replaced by the tokens of the run's subject (see the module docstring)."""

@@ -107,17 +107,17 @@ class SqliteKeyStore:
             with legacy.transaction() as conn:
                 conn.execute("DELETE FROM data_keys")
                 conn.execute("DROP TABLE data_keys")
+            legacy.checkpoint()
             with legacy.reading() as conn:
-                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 conn.execute("VACUUM")
+            legacy.checkpoint()
             return len(rows)
         finally:
             legacy.close()
 
     def _checkpoint(self) -> None:
         # The WAL still holds earlier images of the page with the key: fold it in and truncate it.
-        with self._db.reading() as conn:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._db.checkpoint()
 
 
 def _data_key(row: Any) -> WrappedDataKey:

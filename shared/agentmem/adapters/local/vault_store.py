@@ -115,8 +115,7 @@ class SqliteVaultStore:
         with self._db.transaction() as conn:
             conn.execute("DELETE FROM vault_entries WHERE tenant=? AND user_id=?", (tenant, user_id))
             conn.execute("DELETE FROM token_counters WHERE tenant=? AND user_id=?", (tenant, user_id))
-        with self._db.reading() as conn:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        self._db.checkpoint()
 
 
 def _entry(row: Any) -> VaultEntry:
