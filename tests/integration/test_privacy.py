@@ -9,10 +9,22 @@ The name checks run against whatever detector is wired: they must hold once it f
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
-from agentmem.eval.privacy import Report, format_report, run_local, run_moto
+from agentmem.eval.privacy import (
+    CARD_A,
+    EMAIL_A,
+    EMAIL_B,
+    NAME_A,
+    USER_A,
+    USER_B,
+    Report,
+    format_report,
+    run_local,
+    run_moto,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -33,8 +45,18 @@ def assert_holds(report: Report) -> None:
         assert names and not all(c.ok for c in names), format_report(report)
 
 
-def test_privacy_holds_on_the_embedded_backends(tmp_path: Path) -> None:
-    assert_holds(run_local(tmp_path))
+def test_privacy_holds_on_the_embedded_backends(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    report = run_local(tmp_path)
+    assert_holds(report)
+    # Every log line of the scenario (powertools' JSON on stdout, the standard loggers): no id, no value.
+    captured = capfd.readouterr()
+    logged = captured.out + captured.err + caplog.text
+    assert "erased" in logged  # the erase was logged, with a hash of the id
+    for secret in (USER_A, USER_B, EMAIL_A, CARD_A, NAME_A, EMAIL_B):
+        assert secret not in logged, secret
 
 
 @pytest.mark.slow
