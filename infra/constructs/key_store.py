@@ -25,14 +25,13 @@ from infra.nag import acknowledge
 
 PARTITION_KEY = "pk"
 SORT_KEY = "sk"
-# What the key store adapter calls (adapters/aws/dynamodb_keys.py); Scan is the re-wrap's walk.
+# What the functions' key store calls make (adapters/aws/dynamodb_keys.py: get, add, destroy a user's
+# keys; tests/infra/test_least_privilege.py derives the same list from the code). Re-wrapping (Scan,
+# UpdateItem) is `agentmem rewrap`, run by an operator with their own credentials, never by a function.
 KEY_TABLE_ACTIONS = (
     "dynamodb:GetItem",
     "dynamodb:Query",
-    "dynamodb:Scan",
     "dynamodb:PutItem",
-    "dynamodb:UpdateItem",
-    "dynamodb:DeleteItem",
     "dynamodb:BatchWriteItem",
 )
 

@@ -132,7 +132,6 @@ def test_each_function_gets_exactly_the_actions_its_access_profile_declares(synt
     marker_action = {
         Access.TABLE: "dynamodb:PutItem",
         Access.DATA_KEYS: "kms:GenerateDataKey",
-        Access.KEY_STORE: "dynamodb:Scan",
         Access.PII_HMAC: "kms:GenerateMac",
         Access.PII_DETECT: "comprehend:DetectPiiEntities",
         Access.PUBLISH: "events:PutEvents",
