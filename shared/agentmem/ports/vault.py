@@ -39,7 +39,11 @@ class KeyProvider(Protocol):
         """The same data key wrapped under the current key-encryption key (after a rotation)."""
 
     def thread_hash(self, tenant: str, user_id: str, thread_id: str) -> str:
-        """Eight hex characters naming a thread inside tokens, keyed with the tenant's secret."""
+        """Eight hex characters naming a token scope inside tokens, keyed with the tenant's secret.
+
+        The service asks for the scope `*` of a subject: one hash per user (or agent subject), the same
+        in all of its threads; `thread_id` names the scope (older tokens were made per thread).
+        """
 
 
 @dataclass(frozen=True)
