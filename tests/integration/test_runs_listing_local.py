@@ -69,6 +69,7 @@ def test_a_listed_run_names_the_lessons_injected_into_it(app, call):
     receipt = call("POST", f"/v1/agents/auditor/runs/{taught}/feedback", {"rating": "down", "comment": COMMENT})[1]
     app.worker.drain()
     status, retrieved = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})
+    assert status == 200
     assert [lesson["memoryId"] for lesson in retrieved["lessons"]] == [receipt["memoryId"]]
     status, answer = call("GET", "/v1/agents/auditor/runs?feedback=none")
     [item] = answer["items"]
@@ -122,6 +123,7 @@ def test_an_agent_with_no_runs_has_an_empty_queue(call):
 
 def test_the_openapi_document_describes_the_listing_and_its_filter(call):
     status, document = call("GET", "/v1/openapi.json")
+    assert status == 200
     operation = document["paths"]["/v1/agents/{agentId}/runs"]["get"]
     feedback = next(p for p in operation["parameters"] if p["name"] == "feedback")
     assert feedback["in"] == "query" and set(feedback["schema"]["enum"]) == {"none", "up", "down", "any"}
