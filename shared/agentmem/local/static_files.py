@@ -43,7 +43,8 @@ class _WithHeaders:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                kept = [(k, v) for k, v in message.get("headers", []) if k.decode("latin-1").lower() not in STATIC_HEADERS]
+                kept = [(k, v) for k, v in message.get("headers", [])
+                        if k.decode("latin-1").lower() not in STATIC_HEADERS]
                 extra = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in STATIC_HEADERS.items()]
                 message = {**message, "headers": kept + extra}
             await send(message)

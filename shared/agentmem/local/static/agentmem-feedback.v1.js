@@ -46,6 +46,7 @@ button:disabled { cursor: not-allowed; opacity: 1; }
 .choice:disabled { background: #eef0f3; color: #353c48; }
 label { font-weight: 600; }
 .hint { font-weight: 400; color: #485163; }
+p.hint { margin: 0.15rem 0 0.4rem; font-size: 0.875em; }
 textarea { font: inherit; width: 100%; min-height: 4.5rem; padding: 0.5rem; border: 1px solid #8a93a3;
   border-radius: var(--agentmem-radius); background: #ffffff; color: #14171c; resize: vertical; }
 textarea:disabled { background: #eef0f3; color: #353c48; }
