@@ -22,7 +22,7 @@ from agentmem.client import MemoryClient
 from agentmem.client.widget_backend import forward_widget_call
 from agentmem.local.http_server import LocalHttpServer
 from agentmem.local.server import LocalApp, create_app
-from agentmem.local.static_files import WIDGET_PATH
+from agentmem.local.static_files import WIDGET_PATH, widget_script
 
 from tests.e2e.test_wall_browser import ARTIFACTS, CHROMIUM, DESKTOP, NARROW
 from tests.e2e.test_wall_browser import _open as open_page
@@ -319,3 +319,54 @@ def test_the_widget_on_a_host_page_of_another_origin_gives_one_lesson_through_th
         server.shutdown()
         server.server_close()
     assert not errors, errors
+
+
+def test_a_resend_after_a_lost_answer_or_a_busy_key_reuses_the_key_and_a_new_verdict_gets_a_new_one(browser, served):
+    """The widget (the packaged file) against a scripted server (Playwright's routing): what it sends when
+    answers go wrong."""
+    page_url = "http://host.example/runs/r-1"
+    keys: list[str] = []
+    answers = iter(["abort", "busy", "accepted", "accepted"])
+
+    def feedback(route: Any) -> None:
+        keys.append(route.request.headers["idempotency-key"])
+        answer = next(answers)
+        if answer == "abort":
+            route.abort("connectionreset")
+        elif answer == "busy":
+            route.fulfill(status=409, headers={"Retry-After": "0", "Content-Type": "application/json"},
+                          body=json.dumps({"error": {"code": "conflict", "message": "in progress", "details": []}}))
+        else:
+            route.fulfill(status=202, content_type="application/json",
+                          body=json.dumps({"feedbackId": "fb-1", "memoryId": "mem-1", "status": "accepted"}))
+
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    page.set_default_timeout(15000)
+    try:
+        page.route(page_url, lambda route: route.fulfill(content_type="text/html", body=(
+            f'<!doctype html><html lang="en"><title>r-1</title><script src="{WIDGET_PATH}"></script>'
+            '<agentmem-feedback agent-id="writer" run-id="r-1" endpoint="/api"></agentmem-feedback></html>')))
+        page.route(f"http://host.example{WIDGET_PATH}", lambda route: route.fulfill(
+            content_type="text/javascript", body=widget_script()))
+        page.route("http://host.example/api/v1/agents/writer/runs/r-1/feedback", feedback)
+        page.route("http://host.example/api/v1/agents/writer/runs/r-1", lambda route: route.fulfill(
+            content_type="application/json",
+            body=json.dumps({"runId": "r-1", "feedback": [{"memoryId": "mem-1", "lessonStatus": "indexed"}]})))
+        page.goto(page_url)
+        widget = page.locator("agentmem-feedback")
+        widget.get_by_role("button", name="Thumbs up").click()
+        widget.get_by_role("button", name="Send feedback").click()
+        expect(widget.get_by_role("alert")).to_contain_text("send again to retry")
+        expect(widget.get_by_role("button", name="Send feedback")).to_be_enabled()
+        widget.get_by_role("button", name="Send feedback").click()  # 409 + Retry-After, waited out, then 202
+        expect(widget.get_by_role("status")).to_contain_text("Lesson indexed")
+        assert len(keys) == 3 and len(set(keys)) == 1 and keys[0].startswith("fb-")
+
+        widget.get_by_role("button", name="Give another verdict").click()
+        widget.get_by_role("button", name="Thumbs down").click()
+        widget.get_by_role("button", name="Send feedback").click()
+        expect(widget.get_by_role("status")).to_contain_text("Lesson indexed")
+        assert len(keys) == 4 and keys[3] != keys[0]
+    finally:
+        context.close()
