@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentmem.adapters.local.key_file import LocalKeyFile
+from agentmem.adapters.local.key_store import SqliteKeyStore
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.presidio_pii import LocalPiiDetector
 from agentmem.adapters.local.transcript_store import SqliteTranscriptStore
@@ -74,7 +75,8 @@ def bench_size(size: int, samples: int, budget: int, detector: PiiDetector) -> d
         data = Path(folder)
         conversations = ConversationService(
             tenant="bench", transcripts=SqliteTranscriptStore(data / "transcripts.db"),
-            vault=SqliteVaultStore(data / "vault.db"), keys=LocalKeyFile(data / "vault.key"),
+            vault=SqliteVaultStore(data / "vault.db"), key_store=SqliteKeyStore(data / "keys.db"),
+            keys=LocalKeyFile(data / "vault.key"),
             detector=detector, counter=counter,
         )
         try:

@@ -7,9 +7,11 @@ from typing import Annotated, Any
 from agentmem.api.idempotency import submit_feedback_once
 from agentmem.api.models import FeedbackRequest, MemoryPatchRequest, RunCreateRequest, RunOutputRequest
 from agentmem.api.observability import count, logger, metrics, tracer
-from agentmem.api.presenters import memory_json, run_json
+from agentmem.api.presenters import SNIPPET_CHARS, memory_json, run_json, run_summary_json
 from agentmem.api.resolver import PathId, json_response, make_resolver, no_content
 from agentmem.domain.ids import ID_REGEX
+from agentmem.domain.models import VerdictFilter
+from agentmem.domain.pii import agent_subject
 from agentmem.wiring import get_services
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
@@ -40,6 +42,31 @@ def set_output(agentId: PathId, runId: PathId, request: Annotated[RunOutputReque
     return no_content()
 
 
+@router.get(
+    "/v1/agents/<agentId>/runs",
+    summary="The agent's runs, newest first: the editors' review queue",
+    description=(
+        "`feedback=none` lists the runs awaiting a verdict, `up` or `down` those whose newest feedback has "
+        "that rating, `any` (the default) every run. Inputs and outputs are masked, as stored, and cut to "
+        f"{SNIPPET_CHARS} characters (`inputTruncated`, `outputTruncated`); `GET .../runs/{{runId}}` has them "
+        "whole. Each feedback names the lesson it became and that lesson's status (`pending` until it is "
+        "indexed and can be retrieved). A cursor pages only the `feedback` filter it was returned for. In AWS "
+        "the listing reads an index: a run leaves `feedback=none` a moment after its feedback is accepted."
+    ),
+)
+def list_runs(
+    agentId: PathId,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(max_length=2048)] = None,
+    feedback: Annotated[VerdictFilter, Query(description="none | up | down | any")] = "any",
+) -> dict[str, Any]:
+    page, lessons = get_services().memory.list_runs(agentId, limit, cursor, feedback)
+    return {
+        "items": [run_summary_json(run, lessons[run.run_id]) for run in page.items],
+        "nextCursor": page.next_cursor,
+    }
+
+
 @router.get("/v1/agents/<agentId>/runs/<runId>", summary="A run: input, output, injected lessons, feedback")
 def get_run(agentId: PathId, runId: PathId) -> dict[str, Any]:
     memory = get_services().memory
@@ -64,9 +91,11 @@ def submit_feedback(
         answer = {"feedbackId": receipt.feedback_id, "memoryId": receipt.memory_id, "status": "accepted"}
     else:
         # A retry with the key is answered with the first request's body (powertools' idempotency).
+        # powertools keeps a hash of the body: of the masked comment, never of the raw one.
+        comment = services.memory.mask_comment(agentId, runId, request.comment)
         answer = submit_feedback_once(
             services.feedback_idempotency_store(), services.memory, agentId, runId, request.rating,
-            request.comment, idempotency_key, lambda_context=router.lambda_context,
+            comment, idempotency_key, lambda_context=router.lambda_context,
             on_created=lambda: count("FeedbackAccepted"),
         )
     return json_response(202, answer)
@@ -90,6 +119,24 @@ def patch_memory(agentId: PathId, memoryId: PathId, request: Annotated[MemoryPat
 @router.delete("/v1/agents/<agentId>/memories/<memoryId>", summary="Delete a lesson; it is never retrieved again")
 def delete_memory(agentId: PathId, memoryId: PathId) -> Response[Any]:
     get_services().memory.delete_memory(agentId, memoryId)
+    return no_content()
+
+
+@router.delete(
+    "/v1/agents/<agentId>/personal-data",
+    summary="Erase the personal data of the agent's runs made without a userId",
+    description=(
+        "The personal data found in runs without a `userId` (their input and output, the feedback comments "
+        "on them and the lessons made from them) is masked with tokens of the agent's own vault subject "
+        "`_agent:<agentId>`. This destroys that subject's data key and vault entries: every such token stays a "
+        "token for good, in every copy. Runs, feedback and lessons themselves stay (they hold tokens only). "
+        "Idempotent; 204."
+    ),
+)
+def erase_agent_personal_data(agentId: PathId) -> Response[Any]:
+    conversations = get_services().conversations
+    assert conversations is not None  # every wiring builds the vault
+    conversations.erase_user(agent_subject(agentId))
     return no_content()
 
 
