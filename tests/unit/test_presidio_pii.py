@@ -128,7 +128,8 @@ def test_the_local_backend_masks_and_guards_the_model_with_names_and_places(tmp_
 
 
 def test_the_aws_backend_detects_with_comprehend_and_the_structured_rules() -> None:
-    settings = load_settings(backend="aws", tenant="acme", table_name="t", event_bus_name="b", kms_key_arn="k")
+    settings = load_settings(backend="aws", tenant="acme", table_name="t", key_table_name="k", event_bus_name="b",
+                             kms_key_arn="k")
     detector = build_pii_detector(settings)
     assert isinstance(detector, CombinedPiiDetector)
     assert [type(part) for part in detector.detectors] == [RegexPiiDetector, ComprehendPiiDetector]
