@@ -51,6 +51,8 @@ class Services:
     consolidation: ConsolidationService | None = None
     # powertools' idempotency records of feedback (api/idempotency.py): built on the first request with a key.
     idempotency_store: BasePersistenceLayer | None = None
+    # The same records for turn appends: a layer of its own, as powertools keeps one configuration per layer.
+    turns_idempotency: BasePersistenceLayer | None = None
     _idempotency_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def feedback_idempotency_store(self) -> BasePersistenceLayer:
@@ -59,6 +61,13 @@ class Services:
             if self.idempotency_store is None:
                 self.idempotency_store = build_idempotency_store(self.settings)
             return self.idempotency_store
+
+    def turns_idempotency_store(self) -> BasePersistenceLayer:
+        """The idempotency persistence layer of turn appends (same table or file, its own key prefix)."""
+        with self._idempotency_lock:
+            if self.turns_idempotency is None:
+                self.turns_idempotency = build_idempotency_store(self.settings)
+            return self.turns_idempotency
 
     def close(self) -> None:
         for closeable in (self.memory.store, self.memory.vectors, self.memory.bus):
@@ -71,9 +80,10 @@ class Services:
             close = getattr(part.store, "close", None) if part is not None else None
             if close:
                 close()
-        close = getattr(self.idempotency_store, "close", None)
-        if close:
-            close()
+        for layer in (self.idempotency_store, self.turns_idempotency):
+            close = getattr(layer, "close", None)
+            if close:
+                close()
 
 
 class GuardedEmbedder:

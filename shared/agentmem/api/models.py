@@ -23,8 +23,9 @@ class RetrieveRequest(_Body):
     input: str = Field(max_length=MAX_INPUT_CHARS, description="What the agent is about to work on.")
     user_id: Identifier | None = Field(None, alias="userId")
     thread_id: Identifier | None = Field(None, alias="threadId")
-    token_budget: int = Field(2000, ge=100, le=32_000, alias="tokenBudget")
-    top_k: int | None = Field(None, ge=1, le=10, alias="topK")
+    # strict: a boolean or a string is not a number (`topK: true`, `tokenBudget: "2000"` are 400s).
+    token_budget: int = Field(2000, ge=100, le=32_000, alias="tokenBudget", strict=True)
+    top_k: int | None = Field(None, ge=1, le=10, alias="topK", strict=True)
 
 
 class RunCreateRequest(_Body):
@@ -43,6 +44,8 @@ class FeedbackRequest(_Body):
 
 
 class MemoryPatchRequest(_Body):
-    importance: Literal["important", "unimportant", "neutral"] | Annotated[float, Field(ge=0.0, le=2.0)] = (
+    importance: Literal["important", "unimportant", "neutral"] | Annotated[
+        float, Field(ge=0.0, le=2.0, strict=True)
+    ] = (
         Field(description="important (x1.5), unimportant (x0.3), neutral (x1.0), or a multiplier in [0, 2].")
     )
