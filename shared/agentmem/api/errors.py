@@ -62,6 +62,9 @@ def field_details(errors: list[Any]) -> list[dict[str, str]]:
     merged: dict[str, list[str]] = {}
     for err in errors:
         loc = [str(p) for p in err.get("loc", ())]
+        if len(loc) > 1 and loc[0] in {"header", "headers"}:
+            # powertools reads headers lower-cased; the client knows them as `If-Match`, `Idempotency-Key`.
+            loc = [loc[0], "-".join(part.capitalize() for part in loc[1].split("-")), *loc[2:]]
         if loc and loc[0] in _LOCATION_PREFIXES:
             loc = loc[1:]
         # The whole body was one parameter named after the handler's argument: drop that name.

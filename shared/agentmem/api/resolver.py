@@ -148,6 +148,13 @@ ERRORS: dict[str, str] = {
     "413": "too_large: the body exceeds 512 KiB",
     "503": "backend_unavailable: a backend failed; nothing was written, retry later",
 }
+# What the HTTP front refuses before any function runs (API Gateway in AWS, `agentmem serve` locally),
+# in the same error body.
+FRONT_ERRORS: dict[str, str] = {
+    "408": "request_timeout: the body did not arrive in time (local server)",
+    "414": "uri_too_long: the request target exceeds 8 KiB (local server)",
+    "431": "headers_too_large: the request headers exceed 16 KiB (local server)",
+}
 ERROR_SCHEMA = {
     "type": "object",
     "required": ["error"],
@@ -201,7 +208,7 @@ def openapi_json(app: APIGatewayRestResolver) -> str:
                     responses["204"] = {"description": "No content"}
                 else:
                     responses[str(success)] = {**answer, "description": SUCCESS_DESCRIPTIONS[success]}
-            for status, text in ERRORS.items():
+            for status, text in {**ERRORS, **FRONT_ERRORS}.items():
                 responses.setdefault(status, {"description": text, "content": error_ref})
     return json.dumps(document)
 
