@@ -7,7 +7,12 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from agentmem.adapters.aws.dynamodb_records import DynamoDbRecords, agent_pk
+from agentmem.adapters.aws.dynamodb_records import (
+    DEFAULT_RETENTION_DAYS,
+    SECONDS_PER_DAY,
+    DynamoDbRecords,
+    agent_pk,
+)
 from agentmem.adapters.aws.dynamodb_table import error_code, from_attributes, to_attributes
 from agentmem.domain.errors import Conflict, NotFound
 from agentmem.domain.models import Run
@@ -17,7 +22,7 @@ def run_key(tenant: str, agent_id: str, run_id: str) -> dict[str, Any]:
     return {"pk": {"S": agent_pk(tenant, agent_id)}, "sk": {"S": f"RUN#{run_id}"}}
 
 
-def run_to_item(run: Run) -> dict[str, Any]:
+def run_to_item(run: Run, *, retention_days: int = DEFAULT_RETENTION_DAYS) -> dict[str, Any]:
     return {
         **run_key(run.tenant, run.agent_id, run.run_id),
         **to_attributes(
@@ -33,6 +38,7 @@ def run_to_item(run: Run) -> dict[str, Any]:
                 "injectedMemoryIds": list(run.injected_memory_ids),
                 "feedbackIds": list(run.feedback_ids),
                 "createdAt": run.created_at,
+                "ttl": int(run.created_at + retention_days * SECONDS_PER_DAY),
             }
         ),
     }
@@ -75,7 +81,7 @@ class DynamoDbRunRecords(DynamoDbRecords):
             try:
                 self.client.put_item(
                     TableName=self.table_name,
-                    Item=run_to_item(run),
+                    Item=run_to_item(run, retention_days=self.retention_days),
                     ConditionExpression="attribute_not_exists(pk)",
                 )
             except ClientError as exc:
