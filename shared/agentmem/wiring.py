@@ -86,8 +86,10 @@ class Services:
         self.memory.settings = settings
         if self.profiles is not None:
             self.profiles.token_budget = settings.profile_token_budget
-        if hasattr(self.memory.store, "max_age_days"):  # DynamoDB: a new lesson's TTL
-            self.memory.store.max_age_days = settings.max_memory_age_days
+        store = self.memory.store
+        if hasattr(store, "max_age_days") and hasattr(store, "retention_days"):  # DynamoDB: new items' TTL
+            store.max_age_days = settings.max_memory_age_days
+            store.retention_days = settings.retention_days
 
     def close(self) -> None:
         for closeable in (self.memory.store, self.memory.vectors, self.memory.bus):
@@ -174,7 +176,10 @@ def build_services(
         if store is None:
             from agentmem.adapters.aws.dynamodb_store import DynamoDbRecordStore
 
-            store = DynamoDbRecordStore(settings.table_name or "", max_age_days=settings.max_memory_age_days)
+            store = DynamoDbRecordStore(
+                settings.table_name or "", max_age_days=settings.max_memory_age_days,
+                retention_days=settings.retention_days,
+            )
         if vectors is None and settings.vector_store == "s3vectors":
             from agentmem.adapters.aws.s3vectors_index import S3VectorsIndex
 
