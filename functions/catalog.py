@@ -84,6 +84,13 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         description="Rewrites a user's profile and extracts facts after new turns.",
     ),
     FunctionSpec(
+        name="mcp",
+        # POST carries the JSON-RPC calls; GET and DELETE get the SDK's own 405 (stateless: no stream, no session).
+        routes=(("POST", "/mcp"), ("GET", "/mcp"), ("DELETE", "/mcp")),
+        memory_mb=1024,
+        description="The same operations as Model Context Protocol tools (streamable HTTP, stateless).",
+    ),
+    FunctionSpec(
         name="service",
         routes=(("GET", "/v1/health"), ("GET", "/v1/openapi.json")),
         memory_mb=256,

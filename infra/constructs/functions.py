@@ -65,6 +65,8 @@ FUNCTION_ACCESS: Mapping[str, frozenset[Access]] = {
     # Withholds personal data from the LLM; writes facts and their vectors; publishes Profile* events.
     "consolidate": frozenset({A.TABLE, A.EMBED, A.LLM, A.PUBLISH, A.VECTORS_WRITE}) | _MASKING,
     "service": frozenset(),
+    # Runs each MCP tool call through the retrieve, feedback and conversations handlers in-process.
+    "mcp": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.PUBLISH}) | _MASKING,
 }
 # Actions that support no resource-level permissions: their statements must name "*".
 RESOURCELESS_ACTIONS = frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords", "comprehend:DetectPiiEntities"})

@@ -266,10 +266,11 @@ def eval_locomo(path: Path, as_json: bool, retriever: str) -> None:
 
 
 def _register_operator_commands() -> None:
+    from agentmem.cli.mcp import mcp
     from agentmem.cli.operate import COMMANDS
     from agentmem.cli.wall import wall
 
-    for command in (*COMMANDS, wall):
+    for command in (*COMMANDS, wall, mcp):
         cli.add_command(command)
 
 
