@@ -102,7 +102,10 @@ class TenantStack(Stack):
             removal_policy=removal,
         )
         for spec in FUNCTIONS:
-            bus.route(spec, functions.functions[spec.name])
+            consumer = bus.route(spec, keys.data_key, removal)
+            if consumer is not None:
+                functions.consume_from(spec.name, consumer.queue, keys.data_key)
+            bus.schedule(spec, functions.functions[spec.name])
 
         index = TenantVectorIndex(
             self,
@@ -145,6 +148,7 @@ class TenantStack(Stack):
             functions=functions.functions,
             api=api.api,
             dead_letter_queue=bus.dead_letter_queue,
+            consumer_dead_letter_queues={name: q.dead_letter_queue for name, q in bus.consumer_queues.items()},
             table=table.table,
             latency_threshold_ms=settings.api_latency_alarm_ms,
         )
@@ -161,6 +165,18 @@ class TenantStack(Stack):
             ("EventBusArn", bus.bus.event_bus_arn),
             ("EventArchiveArn", bus.archive.attr_arn),
             ("DlqUrl", bus.dead_letter_queue.queue_url),
+            # `agentmem redrive --stack` moves each consumer's dead letters back to its queue.
+            *[
+                (output, url)
+                for spec in FUNCTIONS
+                if spec.name in bus.consumer_queues
+                for output, url in zip(
+                    spec.queue_outputs,
+                    (bus.consumer_queues[spec.name].queue.queue_url,
+                     bus.consumer_queues[spec.name].dead_letter_queue.queue_url),
+                    strict=True,
+                )
+            ],
             ("CollectionEndpoint", vectors.endpoint),
             ("VectorIndexName", settings.vector_index_name),
             ("AlarmTopicArn", monitoring.alarm_topic.topic_arn),

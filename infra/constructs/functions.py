@@ -15,6 +15,7 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from functions.catalog import FUNCTIONS, FunctionSpec
@@ -64,10 +65,18 @@ FUNCTION_ACCESS: Mapping[str, frozenset[Access]] = {
     "conversations": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE}) | _MASKING,
     # Withholds personal data from the LLM; writes facts and their vectors; publishes Profile* events.
     "consolidate": frozenset({A.TABLE, A.EMBED, A.LLM, A.PUBLISH, A.VECTORS_WRITE}) | _MASKING,
+    # Indexes lessons left pending (embeds and writes their vectors).
+    "sweeper": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE}),
     "service": frozenset(),
     # Runs each MCP tool call through the retrieve, feedback and conversations handlers in-process.
     "mcp": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.PUBLISH}) | _MASKING,
 }
+# What the event source mapping does with the function's role to read its queue (SQS decrypts with the
+# tenant key on the role's behalf, so the role's kms:Decrypt is limited to calls made through SQS).
+QUEUE_CONSUMER_ACTIONS = (
+    "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes",
+)  # fmt: skip
+CONSUMER_BATCH_SIZE = 10
 # Actions that support no resource-level permissions: their statements must name "*".
 RESOURCELESS_ACTIONS = frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords", "comprehend:DetectPiiEntities"})
 
@@ -358,6 +367,27 @@ class TenantFunctions(Construct):
                 iam.PolicyStatement(actions=["aoss:APIAccessAll"], resources=[self._vector_collection_arn])
             )
         return statements
+
+    def consume_from(self, name: str, queue: sqs.IQueue, key: kms.IKey) -> lambda_.EventSourceMapping:
+        """Feed function `name` from `queue` in batches, failed records reported one by one."""
+        role = self.roles[name]
+        role.add_to_policy(iam.PolicyStatement(actions=list(QUEUE_CONSUMER_ACTIONS), resources=[queue.queue_arn]))
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["kms:Decrypt"],
+                resources=[key.key_arn],
+                conditions={"StringEquals": {"kms:ViaService": f"sqs.{Aws.REGION}.amazonaws.com"}},
+            )
+        )
+        mapping = self.functions[name].add_event_source_mapping(
+            "QueueSource",
+            event_source_arn=queue.queue_arn,
+            batch_size=CONSUMER_BATCH_SIZE,
+            report_batch_item_failures=True,
+        )
+        # The mapping checks at creation that the role can read the queue.
+        mapping.node.add_dependency(role)
+        return mapping
 
     def roles_with(self, access: Access) -> list[iam.Role]:
         """The roles of the functions granted `access`, in catalog order."""

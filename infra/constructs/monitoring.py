@@ -21,7 +21,8 @@ PERIOD = Duration.minutes(5)
 
 
 class TenantMonitoring(Construct):
-    """Alarms: DLQ depth > 0, each function's Errors and Throttles, API 5XXError and p99 Latency.
+    """Alarms: each DLQ's depth > 0 (the bus's, each consumer's), each function's Errors and Throttles,
+    API 5XXError and p99 Latency.
 
     Alarms notify `alarm_topic`; subscribe the on-call address or chat hook to it.
     """
@@ -38,6 +39,7 @@ class TenantMonitoring(Construct):
         dead_letter_queue: sqs.IQueue,
         table: dynamodb.ITable,
         latency_threshold_ms: int,
+        consumer_dead_letter_queues: Mapping[str, sqs.IQueue] | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         self.alarm_topic = sns.Topic(
@@ -55,8 +57,22 @@ class TenantMonitoring(Construct):
             dlq_depth,
             threshold=0,
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            description="Events failed every retry and wait in the DLQ: fix, replay from the archive, purge.",
+            description="Events the bus could not deliver wait in its DLQ: fix, then `agentmem redrive --stack`.",
         )
+        consumer_depths = []
+        for name, queue in (consumer_dead_letter_queues or {}).items():
+            depth = queue.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(1), statistic="Maximum"
+            )
+            consumer_depths.append(depth.with_(label=f"{name} DLQ"))
+            self._alarm(
+                f"{construct_name(name)}DeadLetterQueueDepth",
+                depth,
+                threshold=0,
+                comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                description=f"{name} failed on events every time it received them: they wait in its "
+                "dead-letter queue. Fix, then `agentmem redrive --stack`.",
+            )
         for name, function in functions.items():
             self._alarm(
                 f"{construct_name(name)}Errors",
@@ -114,7 +130,7 @@ class TenantMonitoring(Construct):
             ),
         )
         self.dashboard.add_widgets(
-            cloudwatch.GraphWidget(title="DLQ depth", left=[dlq_depth], width=8),
+            cloudwatch.GraphWidget(title="DLQ depth", left=[dlq_depth, *consumer_depths], width=8),
             cloudwatch.GraphWidget(
                 title="Table capacity",
                 left=[table.metric_consumed_read_capacity_units(), table.metric_consumed_write_capacity_units()],
