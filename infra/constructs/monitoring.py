@@ -16,6 +16,7 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.constructs.functions import construct_name
+from infra.settings import MonitoringLevel
 
 PERIOD = Duration.minutes(5)
 
@@ -24,7 +25,10 @@ class TenantMonitoring(Construct):
     """Alarms: each DLQ's depth > 0 (the bus's, each consumer's), each function's Errors and Throttles,
     API 5XXError and p99 Latency.
 
-    Alarms notify `alarm_topic`; subscribe the on-call address or chat hook to it.
+    Alarms notify `alarm_topic`; subscribe the on-call address or chat hook to it. With `level`
+    MINIMAL (a CloudWatch alarm costs $0.10 a month, a dashboard $3) only what catches lost work
+    remains: the dead-letter queues (a consumer's failures end in its own) and API 5xx (an API
+    function's error is a 5xx); no per-function, throttle or latency alarms, no dashboard.
     """
 
     def __init__(
@@ -40,6 +44,7 @@ class TenantMonitoring(Construct):
         table: dynamodb.ITable,
         latency_threshold_ms: int,
         consumer_dead_letter_queues: Mapping[str, sqs.IQueue] | None = None,
+        level: MonitoringLevel = MonitoringLevel.FULL,
     ) -> None:
         super().__init__(scope, construct_id)
         self.alarm_topic = sns.Topic(
@@ -59,6 +64,7 @@ class TenantMonitoring(Construct):
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
             description="Events the bus could not deliver wait in its DLQ: fix, then `agentmem redrive --stack`.",
         )
+        full = level is MonitoringLevel.FULL
         consumer_depths = []
         for name, queue in (consumer_dead_letter_queues or {}).items():
             depth = queue.metric_approximate_number_of_messages_visible(
@@ -74,6 +80,10 @@ class TenantMonitoring(Construct):
                 "dead-letter queue. Fix, then `agentmem redrive --stack`.",
             )
         for name, function in functions.items():
+            # MINIMAL: a consumer's failures end in its dead-letter queue (alarmed above), an API
+            # function's in the API's 5xx (alarmed below).
+            if not full:
+                continue
             self._alarm(
                 f"{construct_name(name)}Errors",
                 function.metric_errors(period=PERIOD, statistic="Sum"),
@@ -88,6 +98,9 @@ class TenantMonitoring(Construct):
             )
         server_errors = api.metric_server_error(period=PERIOD, statistic="Sum")
         self._alarm("Api5xx", server_errors, threshold=1, description="The API answered 5XX.")
+        self.dashboard: cloudwatch.Dashboard | None = None
+        if not full:
+            return
         latency_p99 = api.metric_latency(period=PERIOD, statistic="p99")
         self._alarm(
             "ApiLatencyP99",
