@@ -276,11 +276,12 @@ def eval_locomo(path: Path, as_json: bool, retriever: str) -> None:
 
 
 def _register_operator_commands() -> None:
+    from agentmem.cli.config_command import config
     from agentmem.cli.mcp import mcp
     from agentmem.cli.operate import COMMANDS
     from agentmem.cli.wall import wall
 
-    for command in (*COMMANDS, wall, mcp):
+    for command in (*COMMANDS, wall, config, mcp):
         cli.add_command(command)
 
 
