@@ -279,9 +279,10 @@ def _register_operator_commands() -> None:
     from agentmem.cli.config_command import config
     from agentmem.cli.mcp import mcp
     from agentmem.cli.operate import COMMANDS
+    from agentmem.cli.runs import runs
     from agentmem.cli.wall import wall
 
-    for command in (*COMMANDS, wall, config, mcp):
+    for command in (*COMMANDS, runs, wall, config, mcp):
         cli.add_command(command)
 
 

@@ -34,6 +34,8 @@ from agentmem.client.models import (
     RetrieveResult,
     Run,
     RunFeedback,
+    RunPage,
+    RunSummary,
     Turn,
     TurnPage,
 )
@@ -60,6 +62,8 @@ __all__ = [
     "RetrieveResult",
     "Run",
     "RunFeedback",
+    "RunPage",
+    "RunSummary",
     "ServerError",
     "Throttled",
     "TooLarge",
