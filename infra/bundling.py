@@ -57,6 +57,9 @@ LAYER_REQUIREMENTS: tuple[str, ...] = (
     "cryptography",
     "numpy",
     "boto3",
+    # The mcp function: the MCP SDK's streamable-HTTP app, run on API Gateway's events by Mangum.
+    "mcp",
+    "mangum",
     # The structured PII rules (RegexPiiDetector) run in front of Comprehend in Lambda too.
     "phonenumbers",
     "python-stdnum",
