@@ -78,6 +78,13 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         description="Transcripts, the PII vault, profiles and facts of users.",
     ),
     FunctionSpec(
+        name="turnindexer",
+        consumes=("TurnsAppended",),
+        timeout_seconds=60,
+        # Before consolidate: indexing is quick, so recall sees new turns before the LLM has finished.
+        description="Indexes new turns for recall: their vectors, and their words where the store has a keyword side.",
+    ),
+    FunctionSpec(
         name="consolidate",
         consumes=("TurnsAppended",),
         timeout_seconds=120,

@@ -12,33 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentmem.api.events import TurnsAppendedEvent
 from agentmem.api.observability import count, logger, metrics, tracer
-from agentmem.domain.ids import ID_REGEX
 from agentmem.wiring import get_services
 from aws_lambda_powertools.utilities.parser import event_parser
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-
-class TurnsAppendedDetail(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-    tenant: str = Field(pattern=ID_REGEX)
-    user_id: str = Field(alias="userId", pattern=ID_REGEX, max_length=128)
-    thread_id: str = Field(alias="threadId", pattern=ID_REGEX, max_length=128)
-    from_seq: int = Field(alias="fromSeq", ge=1)
-    to_seq: int = Field(alias="toSeq", ge=1)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> TurnsAppendedDetail:
-        if self.to_seq < self.from_seq:
-            raise ValueError("toSeq is before fromSeq")
-        return self
-
-
-class TurnsAppendedEvent(EventBridgeModel):
-    detail: TurnsAppendedDetail  # type: ignore[assignment]
 
 
 @logger.inject_lambda_context(clear_state=True)

@@ -64,6 +64,8 @@ FUNCTION_ACCESS: Mapping[str, frozenset[Access]] = {
     "conversations": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE}) | _MASKING,
     # Withholds personal data from the LLM; writes facts and their vectors; publishes Profile* events.
     "consolidate": frozenset({A.TABLE, A.EMBED, A.LLM, A.PUBLISH, A.VECTORS_WRITE}) | _MASKING,
+    # Reads the new (masked) turns; embeds them and writes them to the vector index (and its text fields).
+    "turnindexer": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE}),
     "service": frozenset(),
 }
 # Actions that support no resource-level permissions: their statements must name "*".

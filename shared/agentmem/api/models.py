@@ -25,6 +25,10 @@ class RetrieveRequest(_Body):
     thread_id: Identifier | None = Field(None, alias="threadId")
     token_budget: int = Field(2000, ge=100, le=32_000, alias="tokenBudget")
     top_k: int | None = Field(None, ge=1, le=10, alias="topK")
+    recall_k: int = Field(
+        5, ge=0, le=50, alias="recallK",
+        description="At most this many of the user's past turns in `recalled` (0: none); needs userId.",
+    )
 
 
 class RunCreateRequest(_Body):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentmem.domain.models import Memory, Run
-from agentmem.service.retrieval import iso
+from agentmem.domain.timestamps import iso_utc
 
 
 def memory_json(m: Memory) -> dict[str, Any]:
@@ -20,7 +20,7 @@ def memory_json(m: Memory) -> dict[str, Any]:
         "importance": m.importance,
         "status": m.status,
         "injectedCount": m.injected_count,
-        "createdAt": iso(m.created_at),
+        "createdAt": iso_utc(m.created_at),
     }
 
 
@@ -39,9 +39,9 @@ def run_json(run: Run, lessons: list[Memory]) -> dict[str, Any]:
                 "memoryId": m.memory_id,
                 "rating": m.rating,
                 "comment": m.comment,
-                "createdAt": iso(m.created_at),
+                "createdAt": iso_utc(m.created_at),
             }
             for m in sorted(lessons, key=lambda m: m.created_at)
         ],
-        "createdAt": iso(run.created_at),
+        "createdAt": iso_utc(run.created_at),
     }
