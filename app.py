@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """agentmem's CDK app: one stack per tenant, plus the account-wide platform stack.
 
-    cdk deploy -c tenant=acme             # one tenant (settings from cdk.json)
+    cdk deploy AgentMem-acme               # one tenant, and AgentMem-Platform before it when needed
+    cdk deploy AgentMem-acme -c tenant=acme  # the same, synthesising that tenant only
     cdk synth                              # every tenant listed in cdk.json `tenants`
     python app.py                          # the same synth without the CLI, into ./cdk.out
+
+`cdk deploy -c tenant=acme` without a stack name cannot work: with two stacks in the app the CLI
+asks for one, and its default selection never adds a stack's dependencies.
 
 Offline either way: the functions' dependency layer is built beforehand by
 `make bundle` (scripts/bundle_lambda.py); without it, synth warns and the

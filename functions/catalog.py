@@ -17,8 +17,11 @@ class FunctionSpec:
     name: str
     # API Gateway routes (method, path template in API Gateway's `{param}` form).
     routes: tuple[tuple[str, str], ...] = ()
-    # EventBridge `detail-type`s this function consumes from the tenant bus.
+    # EventBridge `detail-type`s this function consumes from the tenant bus (in AWS through its own
+    # SQS queue and dead-letter queue, built for every consumer listed here).
     consumes: tuple[str, ...] = ()
+    # An EventBridge schedule expression that invokes the function, e.g. "rate(5 minutes)".
+    schedule: str | None = None
     memory_mb: int = 512
     timeout_seconds: int = 29
     description: str = ""
@@ -27,6 +30,16 @@ class FunctionSpec:
     @property
     def module(self) -> str:
         return f"functions.{self.name}.handler"
+
+    @property
+    def title(self) -> str:
+        """`conversations` -> `Conversations`: construct ids and stack output names."""
+        return self.name[:1].upper() + self.name[1:]
+
+    @property
+    def queue_outputs(self) -> tuple[str, str]:
+        """The stack outputs with the URLs of this consumer's queue and its dead-letter queue."""
+        return f"{self.title}QueueUrl", f"{self.title}DlqUrl"
 
     @property
     def handler(self) -> str:
@@ -89,6 +102,12 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         consumes=("TurnsAppended",),
         timeout_seconds=120,
         description="Rewrites a user's profile and extracts facts after new turns.",
+    ),
+    FunctionSpec(
+        name="sweeper",
+        schedule="rate(5 minutes)",
+        timeout_seconds=120,
+        description="Indexes lessons left pending; removes the vectors of lessons that expired.",
     ),
     FunctionSpec(
         name="service",

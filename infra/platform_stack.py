@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_cdk import CfnOutput, RemovalPolicy, Stack
+from aws_cdk import CfnOutput, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_apigateway as apigw
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
 from constructs import Construct
 
 from infra.constructs.vectors import SHARED_COLLECTION_NAME, CollectionRef, VectorCollection
@@ -17,10 +18,12 @@ from infra.settings import PlatformSettings
 class PlatformStack(Stack):
     """API Gateway's account-level CloudWatch role and, when enabled, the shared vector collection.
 
-    The shared collection is encrypted with an AWS-owned key: tenants in it share
-    its OCUs, and each keeps its own index, reachable only by its own roles
-    (each tenant stack's data access policy). Tenants that need their data under
-    their own key use a dedicated collection.
+    The shared collection is encrypted with the platform's customer-managed key
+    (rotation on): OpenSearch Serverless shares OCUs among collections with the
+    same key, so every shared-mode tenant shares this one key and the OCUs, and
+    each keeps its own index, reachable only by its own roles (each tenant
+    stack's data access policy). Tenants that need their data under their own
+    key use a dedicated collection or S3 Vectors.
     """
 
     def __init__(self, scope: Construct, construct_id: str, *, settings: PlatformSettings, **kwargs: Any) -> None:
@@ -48,13 +51,24 @@ class PlatformStack(Stack):
             )
 
         self.shared_collection: CollectionRef | None = None
+        self.shared_vectors_key: kms.Key | None = None
         if settings.shared_vector_collection:
+            self.shared_vectors_key = kms.Key(
+                self,
+                "SharedVectorsKey",
+                alias="alias/agentmem/platform/shared-vectors",
+                description="agentmem platform: the shared vector collection at rest",
+                enable_key_rotation=True,
+                pending_window=Duration.days(30),
+                # The collection is retained with the stack's deletion; so is the key it needs.
+                removal_policy=RemovalPolicy.RETAIN,
+            )
             collection = VectorCollection(
                 self,
                 "SharedVectors",
                 name=SHARED_COLLECTION_NAME,
                 policy_prefix="am-shared",
-                key=None,
+                key=self.shared_vectors_key,
                 redundancy=settings.shared_vector_redundancy,
                 # Tenants' indexes live in it: never delete it with the stack.
                 removal_policy=RemovalPolicy.RETAIN,

@@ -64,6 +64,15 @@ class VectorCollectionMode(StrEnum):
     DEDICATED = "dedicated"
     # One index in the platform's collection (OCUs shared across tenants).
     SHARED = "shared"
+    # The tenant's own Amazon S3 Vectors bucket: pay per use, storage only at rest.
+    S3VECTORS = "s3vectors"
+
+
+class MonitoringLevel(StrEnum):
+    # Every alarm (DLQ, each function's errors and throttles, API 5xx and latency) and a dashboard.
+    FULL = "full"
+    # The alarms that catch lost work only (DLQ depth, API 5xx, the event consumers' errors); no dashboard.
+    MINIMAL = "minimal"
 
 
 class RemovalMode(StrEnum):
@@ -100,10 +109,11 @@ class TenantSettings(_CamelModel):
     retention_days: int = 30
     # One number for every function, or {functionName: number}; none = unreserved.
     reserved_concurrency: int | dict[str, int] | None = None
-    vector_collection: VectorCollectionMode = VectorCollectionMode.DEDICATED
+    vector_collection: VectorCollectionMode = VectorCollectionMode.S3VECTORS
     # Standby replicas in a second AZ for the dedicated collection (doubles its OCUs).
     vector_redundancy: bool = False
     removal_policy: RemovalMode = RemovalMode.RETAIN
+    monitoring: MonitoringLevel = MonitoringLevel.FULL
     api_rate_limit: float = Field(50.0, gt=0)
     api_burst_limit: int = Field(100, ge=1)
     api_latency_alarm_ms: int = Field(5000, ge=100)

@@ -18,13 +18,21 @@ from infra.constructs.functions import (
     Access,
     DependencyLayer,
     TenantFunctions,
+    VectorAccess,
     function_environment,
     tenant_log_group,
 )
 from infra.constructs.keys import TenantKeys
 from infra.constructs.monitoring import TenantMonitoring
+from infra.constructs.s3vectors import TenantS3Vectors
 from infra.constructs.table import MemoryTable
-from infra.constructs.vectors import CollectionRef, TenantVectorIndex, VectorCollection, dedicated_collection_name
+from infra.constructs.vectors import (
+    CollectionRef,
+    OpenSearchAccess,
+    TenantVectorIndex,
+    VectorCollection,
+    dedicated_collection_name,
+)
 from infra.nag import acknowledge
 from infra.settings import RemovalMode, TenantSettings, VectorCollectionMode
 
@@ -62,22 +70,37 @@ class TenantStack(Stack):
             removal_policy=removal,
         )
 
-        if settings.vector_collection is VectorCollectionMode.DEDICATED:
-            collection = VectorCollection(
+        # Where the vectors live: the tenant's S3 Vectors bucket, or an OpenSearch Serverless collection.
+        s3_vectors: TenantS3Vectors | None = None
+        vectors: CollectionRef | None = None
+        vector_access: VectorAccess
+        if settings.vector_collection is VectorCollectionMode.S3VECTORS:
+            s3_vectors = TenantS3Vectors(
                 self,
                 "Vectors",
-                name=dedicated_collection_name(tenant),
-                policy_prefix=f"am-{tenant}",
+                tenant=tenant,
+                dimension=settings.embedding_dimension,
                 key=keys.data_key,
-                redundancy=settings.vector_redundancy,
                 removal_policy=removal,
-                description=f"agentmem tenant {tenant}: memory vectors",
             )
-            vectors = collection.ref
-        elif shared_collection is None:
-            raise ValueError(f"tenant {tenant} uses the shared vector collection, but none was given")
+            vector_access = s3_vectors.access
         else:
-            vectors = shared_collection
+            if settings.vector_collection is VectorCollectionMode.DEDICATED:
+                vectors = VectorCollection(
+                    self,
+                    "Vectors",
+                    name=dedicated_collection_name(tenant),
+                    policy_prefix=f"am-{tenant}",
+                    key=keys.data_key,
+                    redundancy=settings.vector_redundancy,
+                    removal_policy=removal,
+                    description=f"agentmem tenant {tenant}: memory vectors",
+                ).ref
+            elif shared_collection is None:
+                raise ValueError(f"tenant {tenant} uses the shared vector collection, but none was given")
+            else:
+                vectors = shared_collection
+            vector_access = OpenSearchAccess(vectors.arn)
 
         layer = DependencyLayer(self, "Dependencies", status=layer_status, require=require_bundle)
         functions = TenantFunctions(
@@ -92,31 +115,37 @@ class TenantStack(Stack):
                 event_bus_name=bus.bus.event_bus_name,
                 data_key_arn=keys.data_key.key_arn,
                 hmac_key_arn=keys.hmac_key.key_arn,
-                vector_endpoint=vectors.endpoint,
+                vector_endpoint=vectors.endpoint if vectors else None,
+                vector_bucket=s3_vectors.bucket_name if s3_vectors else None,
             ),
             table_arns=[table.table.table_arn, table.gsi1_arn],
             data_key=keys.data_key,
             hmac_key=keys.hmac_key,
             event_bus_arn=bus.bus.event_bus_arn,
-            vector_collection_arn=vectors.arn,
+            vector_access=vector_access,
             removal_policy=removal,
         )
         for spec in FUNCTIONS:
-            bus.route(spec, functions.functions[spec.name])
+            consumer = bus.route(spec, keys.data_key, removal)
+            if consumer is not None:
+                functions.consume_from(spec.name, consumer.queue, keys.data_key)
+            bus.schedule(spec, functions.functions[spec.name])
 
-        index = TenantVectorIndex(
-            self,
-            "VectorIndex",
-            tenant=tenant,
-            collection=vectors,
-            index_name=settings.vector_index_name,
-            dimension=settings.embedding_dimension,
-            readers=list(functions.roles_with(Access.VECTORS_READ)),
-            writers=list(functions.roles_with(Access.VECTORS_WRITE)),
-            key=keys.data_key,
-            retention_days=settings.retention_days,
-            removal_policy=removal,
-        )
+        index: TenantVectorIndex | None = None
+        if vectors is not None:
+            index = TenantVectorIndex(
+                self,
+                "VectorIndex",
+                tenant=tenant,
+                collection=vectors,
+                index_name=settings.vector_index_name,
+                dimension=settings.embedding_dimension,
+                readers=list(functions.roles_with(Access.VECTORS_READ)),
+                writers=list(functions.roles_with(Access.VECTORS_WRITE)),
+                key=keys.data_key,
+                retention_days=settings.retention_days,
+                removal_policy=removal,
+            )
 
         api = TenantApi(
             self,
@@ -145,13 +174,15 @@ class TenantStack(Stack):
             functions=functions.functions,
             api=api.api,
             dead_letter_queue=bus.dead_letter_queue,
+            consumer_dead_letter_queues={name: q.dead_letter_queue for name, q in bus.consumer_queues.items()},
             table=table.table,
             latency_threshold_ms=settings.api_latency_alarm_ms,
+            level=settings.monitoring,
         )
 
         self._acknowledge_findings(functions, index)
 
-        self.keys, self.table, self.bus, self.vectors = keys, table, bus, vectors
+        self.keys, self.table, self.bus, self.vectors, self.s3_vectors = keys, table, bus, vectors, s3_vectors
         self.functions, self.vector_index, self.api, self.monitoring = functions, index, api, monitoring
 
         for name, value in (
@@ -161,7 +192,21 @@ class TenantStack(Stack):
             ("EventBusArn", bus.bus.event_bus_arn),
             ("EventArchiveArn", bus.archive.attr_arn),
             ("DlqUrl", bus.dead_letter_queue.queue_url),
-            ("CollectionEndpoint", vectors.endpoint),
+            # `agentmem redrive --stack` moves each consumer's dead letters back to its queue.
+            *[
+                (output, url)
+                for spec in FUNCTIONS
+                if spec.name in bus.consumer_queues
+                for output, url in zip(
+                    spec.queue_outputs,
+                    (bus.consumer_queues[spec.name].queue.queue_url,
+                     bus.consumer_queues[spec.name].dead_letter_queue.queue_url),
+                    strict=True,
+                )
+            ],
+            ("VectorStore", "s3vectors" if s3_vectors else "opensearch"),
+            *([("VectorBucketName", s3_vectors.bucket_name)] if s3_vectors else []),
+            *([("CollectionEndpoint", vectors.endpoint)] if vectors else []),
             ("VectorIndexName", settings.vector_index_name),
             ("AlarmTopicArn", monitoring.alarm_topic.topic_arn),
             # What operators' commands (agentmem reindex/export/import --stack) need to reach the data.
@@ -173,7 +218,7 @@ class TenantStack(Stack):
         ):
             CfnOutput(self, name, value=value)
 
-    def _acknowledge_findings(self, functions: TenantFunctions, index: TenantVectorIndex) -> None:
+    def _acknowledge_findings(self, functions: TenantFunctions, index: TenantVectorIndex | None) -> None:
         for name, role in functions.roles.items():
             acknowledge(
                 role,
@@ -195,5 +240,5 @@ class TenantStack(Stack):
             "(infra/bundling.py PYTHON_VERSION); moving to a newer runtime is that one constant plus a "
             "`make bundle`, done deliberately rather than by a rule."
         )
-        for function in [*functions.functions.values(), index.provider]:
+        for function in [*functions.functions.values(), *([index.provider] if index else [])]:
             acknowledge(function, "AwsSolutions-L1", reason)

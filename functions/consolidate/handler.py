@@ -2,28 +2,26 @@
 
 One structured log line per run says how it went, and the bus gets
 ProfileUpdated, ProfileUnchanged or ProfileUpdateFailed. A backend failure (or a
-profile that kept changing underneath) raises, so the event is retried
-(EventBridge's retry policy, then the dead-letter queue in AWS; the outbox's
-backoff locally); consolidation is idempotent. A model's unusable answer does
-not raise: asking again would get the same answer.
+profile that kept changing underneath) raises, so the event is retried: in
+AWS the record is reported back to the consumer's SQS queue and, after its
+`maxReceiveCount`, moved to its dead-letter queue (`agentmem redrive --stack`);
+locally the outbox retries with backoff. Consolidation is idempotent per event:
+turns the profile has folded already are not folded or counted again. A
+model's unusable answer does not raise: asking again would get the same answer.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from agentmem.api.consumer import consume
 from agentmem.api.events import TurnsAppendedEvent
 from agentmem.api.observability import count, logger, metrics, tracer
 from agentmem.wiring import get_services
-from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-@event_parser(model=TurnsAppendedEvent)
-def lambda_handler(event: TurnsAppendedEvent, context: LambdaContext) -> dict[str, Any]:
+def consolidate_turns(event: TurnsAppendedEvent) -> dict[str, Any]:
     services = get_services()
     detail = event.detail
     if detail.tenant != services.settings.tenant:
@@ -46,3 +44,10 @@ def lambda_handler(event: TurnsAppendedEvent, context: LambdaContext) -> dict[st
     if result.retry is not None:
         raise result.retry
     return {"status": result.status, "userId": detail.user_id, **result.as_dict()}
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return consume(event, context, TurnsAppendedEvent, consolidate_turns)

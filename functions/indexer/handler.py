@@ -1,25 +1,25 @@
-"""Consumes FeedbackSubmitted from the tenant's bus: digest -> embed -> index.
+"""Consumes FeedbackSubmitted: digest -> embed -> index.
 
-A failure raises, so the event is retried (EventBridge's retry policy, then the
-dead-letter queue in AWS; the outbox's backoff locally).
+In AWS the events come from the indexer's SQS queue in batches; a record that
+fails is reported back (`batchItemFailures`), received again, and after the
+queue's `maxReceiveCount` moved to its dead-letter queue, which an alarm
+watches and `agentmem redrive --stack` replays. Locally the worker hands one
+EventBridge event and retries a failure with backoff. Indexing is idempotent,
+so a redelivered event does no harm.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from agentmem.api.consumer import consume
 from agentmem.api.events import FeedbackSubmittedEvent
 from agentmem.api.observability import count, logger, metrics, tracer
 from agentmem.wiring import get_services
-from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-@event_parser(model=FeedbackSubmittedEvent)
-def lambda_handler(event: FeedbackSubmittedEvent, context: LambdaContext) -> dict[str, Any]:
+def index_lesson(event: FeedbackSubmittedEvent) -> dict[str, Any]:
     services = get_services()
     detail = event.detail
     if detail.tenant != services.settings.tenant:
@@ -31,3 +31,10 @@ def lambda_handler(event: FeedbackSubmittedEvent, context: LambdaContext) -> dic
     if outcome == "indexed":
         count("LessonsIndexed")
     return {"status": outcome, "memoryId": detail.memory_id}
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return consume(event, context, FeedbackSubmittedEvent, index_lesson)

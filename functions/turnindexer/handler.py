@@ -1,26 +1,24 @@
-"""Consumes TurnsAppended from the tenant's bus: index the new turns for recall (embed, vector, keywords).
+"""Consumes TurnsAppended: index the new turns for recall (embed; vector and, where there is one, keywords).
 
-The turns are read (masked) from the transcript store; indexing them again replaces them, so a
-retried event does no harm. A failure raises, so the event is retried (EventBridge's retry policy,
-then the dead-letter queue in AWS; the outbox's backoff locally).
+The turns are read (masked) from the transcript store. In AWS the events come from the function's
+own SQS queue in batches; a record that fails is reported back (`batchItemFailures`), received
+again, and after the queue's `maxReceiveCount` moved to its dead-letter queue. Locally the worker
+hands one EventBridge event and retries a failure with backoff. Indexing the same turns again
+replaces them, so a redelivered event does no harm.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from agentmem.api.consumer import consume
 from agentmem.api.events import TurnsAppendedEvent
 from agentmem.api.observability import count, logger, metrics, tracer
 from agentmem.wiring import get_services
-from aws_lambda_powertools.utilities.parser import event_parser
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-@event_parser(model=TurnsAppendedEvent)
-def lambda_handler(event: TurnsAppendedEvent, context: LambdaContext) -> dict[str, Any]:
+def index_turns(event: TurnsAppendedEvent) -> dict[str, Any]:
     services = get_services()
     detail = event.detail
     if detail.tenant != services.settings.tenant:
@@ -33,3 +31,10 @@ def lambda_handler(event: TurnsAppendedEvent, context: LambdaContext) -> dict[st
     logger.info("turns indexed", extra={"fromSeq": detail.from_seq, "toSeq": detail.to_seq, "turns": indexed})
     count("TurnsIndexed", indexed)
     return {"status": "indexed", "turns": indexed}
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    return consume(event, context, TurnsAppendedEvent, index_turns)

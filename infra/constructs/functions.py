@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
+from typing import Protocol
 
 from aws_cdk import Annotations, Aws, CfnParameter, CfnRule, CfnRuleAssertion, Duration, Fn, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
+from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from functions.catalog import FUNCTIONS, FunctionSpec
@@ -42,7 +44,7 @@ RETENTION: dict[int, logs.RetentionDays] = {
 
 class Access(StrEnum):
     TABLE = "table"  # items of the tenant table and its gsi1
-    DATA_KEYS = "data-keys"  # GenerateDataKey/Decrypt/ReEncrypt on the tenant CMK: the per-user data keys
+    DATA_KEYS = "data-keys"  # GenerateDataKey/Decrypt on the tenant CMK: the per-user data keys
     PII_HMAC = "pii-hmac"  # GenerateMac on the tenant HMAC key
     PII_DETECT = "pii-detect"  # Comprehend DetectPiiEntities (masking before anything is stored)
     PUBLISH = "publish"  # PutEvents with source `agentmem` on the tenant bus
@@ -62,15 +64,26 @@ FUNCTION_ACCESS: Mapping[str, frozenset[Access]] = {
     "indexer": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE}),
     # Masks turns into the vault; erasing a user deletes its facts' vectors; publishes TurnsAppended.
     "conversations": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE}) | _MASKING,
-    # Withholds personal data from the LLM; writes facts and their vectors; publishes Profile* events.
-    "consolidate": frozenset({A.TABLE, A.EMBED, A.LLM, A.PUBLISH, A.VECTORS_WRITE}) | _MASKING,
+    # Reads turns masked already; its guard before the LLM is the regex detector (no KMS, no Comprehend);
+    # writes facts and their vectors; publishes Profile* events.
+    "consolidate": frozenset({A.TABLE, A.EMBED, A.LLM, A.PUBLISH, A.VECTORS_WRITE}),
+    # Indexes lessons left pending (embeds and writes their vectors).
+    "sweeper": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE}),
     # Reads the new (masked) turns; embeds them and writes them to the vector index (and its text fields).
     "turnindexer": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE}),
     "service": frozenset(),
 }
+# What the event source mapping does with the function's role to read its queue (SQS decrypts with the
+# tenant key on the role's behalf, so the role's kms:Decrypt is limited to calls made through SQS).
+QUEUE_CONSUMER_ACTIONS = (
+    "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes",
+)  # fmt: skip
+CONSUMER_BATCH_SIZE = 10
 # Actions that support no resource-level permissions: their statements must name "*".
 RESOURCELESS_ACTIONS = frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords", "comprehend:DetectPiiEntities"})
 
+# What the DynamoDB adapters and powertools' idempotency layer call (tests/infra/test_least_privilege.py);
+# TransactWriteItems is authorised by the actions of the items in it.
 TABLE_ACTIONS = (
     "dynamodb:GetItem",
     "dynamodb:BatchGetItem",
@@ -81,6 +94,12 @@ TABLE_ACTIONS = (
     "dynamodb:BatchWriteItem",
     "dynamodb:ConditionCheckItem",
 )
+
+
+class VectorAccess(Protocol):
+    """The IAM statements that let a function read (search) or write (upsert, delete) the tenant's vectors."""
+
+    def statements(self, *, write: bool) -> list[iam.PolicyStatement]: ...
 
 
 def construct_name(function_name: str) -> str:
@@ -95,9 +114,14 @@ def function_environment(
     event_bus_name: str,
     data_key_arn: str,
     hmac_key_arn: str,
-    vector_endpoint: str,
+    vector_endpoint: str | None = None,
+    vector_bucket: str | None = None,
 ) -> dict[str, str]:
-    """The environment every function reads its configuration from."""
+    """The environment every function reads its configuration from.
+
+    `vector_bucket` (S3 Vectors) or `vector_endpoint` (an OpenSearch Serverless collection) says
+    where the vectors are.
+    """
     environment = {
         "AGENTMEM_BACKEND": "aws",
         "AGENTMEM_TENANT": settings.name,
@@ -105,7 +129,7 @@ def function_environment(
         "AGENTMEM_EVENT_BUS_NAME": event_bus_name,
         "AGENTMEM_KMS_KEY_ARN": data_key_arn,
         "AGENTMEM_HMAC_KEY_ARN": hmac_key_arn,
-        "AGENTMEM_OPENSEARCH_ENDPOINT": vector_endpoint,
+        "AGENTMEM_VECTOR_STORE": "s3vectors" if vector_bucket else "opensearch",
         "AGENTMEM_VECTOR_INDEX": settings.vector_index_name,
         "AGENTMEM_EMBEDDING_MODEL_ID": settings.embedding_model_id,
         "AGENTMEM_EMBEDDING_DIMENSION": str(settings.embedding_dimension),
@@ -119,6 +143,10 @@ def function_environment(
         # Responses carry users' (masked) conversations; keep them out of X-Ray.
         "POWERTOOLS_TRACER_CAPTURE_RESPONSE": "false",
     }
+    if vector_bucket:
+        environment["AGENTMEM_VECTOR_BUCKET"] = vector_bucket
+    elif vector_endpoint:
+        environment["AGENTMEM_OPENSEARCH_ENDPOINT"] = vector_endpoint
     if settings.eligibility_threshold is not None:
         environment["AGENTMEM_ELIGIBILITY_THRESHOLD"] = str(settings.eligibility_threshold)
     return environment
@@ -246,7 +274,7 @@ class TenantFunctions(Construct):
         data_key: kms.IKey,
         hmac_key: kms.IKey,
         event_bus_arn: str,
-        vector_collection_arn: str,
+        vector_access: VectorAccess,
         removal_policy: RemovalPolicy,
     ) -> None:
         super().__init__(scope, construct_id)
@@ -261,7 +289,7 @@ class TenantFunctions(Construct):
         self._data_key = data_key
         self._hmac_key = hmac_key
         self._event_bus_arn = event_bus_arn
-        self._vector_collection_arn = vector_collection_arn
+        self._vector_access = vector_access
         self.functions: dict[str, lambda_.Function] = {}
         self.roles: dict[str, iam.Role] = {}
         for spec in FUNCTIONS:
@@ -320,7 +348,8 @@ class TenantFunctions(Construct):
         if Access.DATA_KEYS in access:
             statements.append(
                 iam.PolicyStatement(
-                    actions=["kms:GenerateDataKey", "kms:Decrypt", "kms:ReEncryptFrom", "kms:ReEncryptTo"],
+                    # ReEncrypt (`agentmem rewrap`) is an operator's call with their own credentials.
+                    actions=["kms:GenerateDataKey", "kms:Decrypt"],
                     resources=[self._data_key.key_arn],
                 )
             )
@@ -346,18 +375,36 @@ class TenantFunctions(Construct):
         if Access.LLM in access:
             statements.append(
                 iam.PolicyStatement(
-                    actions=["bedrock:InvokeModel", "bedrock:InvokeModelWithResponseStream"],
+                    actions=["bedrock:InvokeModel"],  # Converse is authorised by InvokeModel
                     resources=bedrock_model_arns(
                         settings.llm_model_id, inference_profile=settings.llm_is_inference_profile
                     ),
                 )
             )
         if access & {Access.VECTORS_READ, Access.VECTORS_WRITE}:
-            # The collection's data access policy narrows this to the tenant's index.
-            statements.append(
-                iam.PolicyStatement(actions=["aoss:APIAccessAll"], resources=[self._vector_collection_arn])
-            )
+            statements.extend(self._vector_access.statements(write=Access.VECTORS_WRITE in access))
         return statements
+
+    def consume_from(self, name: str, queue: sqs.IQueue, key: kms.IKey) -> lambda_.EventSourceMapping:
+        """Feed function `name` from `queue` in batches, failed records reported one by one."""
+        role = self.roles[name]
+        role.add_to_policy(iam.PolicyStatement(actions=list(QUEUE_CONSUMER_ACTIONS), resources=[queue.queue_arn]))
+        role.add_to_policy(
+            iam.PolicyStatement(
+                actions=["kms:Decrypt"],
+                resources=[key.key_arn],
+                conditions={"StringEquals": {"kms:ViaService": f"sqs.{Aws.REGION}.amazonaws.com"}},
+            )
+        )
+        mapping = self.functions[name].add_event_source_mapping(
+            "QueueSource",
+            event_source_arn=queue.queue_arn,
+            batch_size=CONSUMER_BATCH_SIZE,
+            report_batch_item_failures=True,
+        )
+        # The mapping checks at creation that the role can read the queue.
+        mapping.node.add_dependency(role)
+        return mapping
 
     def roles_with(self, access: Access) -> list[iam.Role]:
         """The roles of the functions granted `access`, in catalog order."""

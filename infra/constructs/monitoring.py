@@ -16,14 +16,19 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.constructs.functions import construct_name
+from infra.settings import MonitoringLevel
 
 PERIOD = Duration.minutes(5)
 
 
 class TenantMonitoring(Construct):
-    """Alarms: DLQ depth > 0, each function's Errors and Throttles, API 5XXError and p99 Latency.
+    """Alarms: each DLQ's depth > 0 (the bus's, each consumer's), each function's Errors and Throttles,
+    API 5XXError and p99 Latency.
 
-    Alarms notify `alarm_topic`; subscribe the on-call address or chat hook to it.
+    Alarms notify `alarm_topic`; subscribe the on-call address or chat hook to it. With `level`
+    MINIMAL (a CloudWatch alarm costs $0.10 a month, a dashboard $3) only what catches lost work
+    remains: the dead-letter queues (a consumer's failures end in its own) and API 5xx (an API
+    function's error is a 5xx); no per-function, throttle or latency alarms, no dashboard.
     """
 
     def __init__(
@@ -38,6 +43,8 @@ class TenantMonitoring(Construct):
         dead_letter_queue: sqs.IQueue,
         table: dynamodb.ITable,
         latency_threshold_ms: int,
+        consumer_dead_letter_queues: Mapping[str, sqs.IQueue] | None = None,
+        level: MonitoringLevel = MonitoringLevel.FULL,
     ) -> None:
         super().__init__(scope, construct_id)
         self.alarm_topic = sns.Topic(
@@ -55,9 +62,28 @@ class TenantMonitoring(Construct):
             dlq_depth,
             threshold=0,
             comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-            description="Events failed every retry and wait in the DLQ: fix, replay from the archive, purge.",
+            description="Events the bus could not deliver wait in its DLQ: fix, then `agentmem redrive --stack`.",
         )
+        full = level is MonitoringLevel.FULL
+        consumer_depths = []
+        for name, queue in (consumer_dead_letter_queues or {}).items():
+            depth = queue.metric_approximate_number_of_messages_visible(
+                period=Duration.minutes(1), statistic="Maximum"
+            )
+            consumer_depths.append(depth.with_(label=f"{name} DLQ"))
+            self._alarm(
+                f"{construct_name(name)}DeadLetterQueueDepth",
+                depth,
+                threshold=0,
+                comparison=cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+                description=f"{name} failed on events every time it received them: they wait in its "
+                "dead-letter queue. Fix, then `agentmem redrive --stack`.",
+            )
         for name, function in functions.items():
+            # MINIMAL: a consumer's failures end in its dead-letter queue (alarmed above), an API
+            # function's in the API's 5xx (alarmed below).
+            if not full:
+                continue
             self._alarm(
                 f"{construct_name(name)}Errors",
                 function.metric_errors(period=PERIOD, statistic="Sum"),
@@ -72,6 +98,9 @@ class TenantMonitoring(Construct):
             )
         server_errors = api.metric_server_error(period=PERIOD, statistic="Sum")
         self._alarm("Api5xx", server_errors, threshold=1, description="The API answered 5XX.")
+        self.dashboard: cloudwatch.Dashboard | None = None
+        if not full:
+            return
         latency_p99 = api.metric_latency(period=PERIOD, statistic="p99")
         self._alarm(
             "ApiLatencyP99",
@@ -114,7 +143,7 @@ class TenantMonitoring(Construct):
             ),
         )
         self.dashboard.add_widgets(
-            cloudwatch.GraphWidget(title="DLQ depth", left=[dlq_depth], width=8),
+            cloudwatch.GraphWidget(title="DLQ depth", left=[dlq_depth, *consumer_depths], width=8),
             cloudwatch.GraphWidget(
                 title="Table capacity",
                 left=[table.metric_consumed_read_capacity_units(), table.metric_consumed_write_capacity_units()],

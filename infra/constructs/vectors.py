@@ -5,7 +5,7 @@ Two cost modes (tenant setting `vectorCollection`):
 - `dedicated`: the tenant stack owns a VECTORSEARCH collection whose encryption
   policy names the tenant's CMK. A collection with its own KMS key gets its own
   OCUs (at least 1 indexing + 1 search with redundancy off).
-- `shared`: the platform stack owns one collection (AWS-owned key); every tenant
+- `shared`: the platform stack owns one collection (the platform's CMK); every tenant
   stack adds its own index to it and a data access policy scoped to
   `index/<collection>/<tenant index>` for that tenant's roles only.
 
@@ -47,6 +47,16 @@ class CollectionRef:
     endpoint: str
 
 
+@dataclass(frozen=True)
+class OpenSearchAccess:
+    """`aoss:APIAccessAll` on the collection; the collection's data access policy narrows it to the tenant's index."""
+
+    collection_arn: str
+
+    def statements(self, *, write: bool) -> list[iam.PolicyStatement]:
+        return [iam.PolicyStatement(actions=["aoss:APIAccessAll"], resources=[self.collection_arn])]
+
+
 def dedicated_collection_name(tenant: str) -> str:
     return f"agentmem-{tenant}"
 
@@ -54,7 +64,8 @@ def dedicated_collection_name(tenant: str) -> str:
 class VectorCollection(Construct):
     """A VECTORSEARCH collection with its encryption and network policies.
 
-    `key=None` encrypts with an AWS-owned key (the shared collection). The
+    `key=None` would encrypt with an AWS-owned key; agentmem always passes a
+    customer-managed one (the tenant's, or the platform's for the shared collection). The
     network policy allows the public endpoint: every request must still be
     SigV4-signed by a principal a data access policy names; a VPC endpoint
     would put every function in a VPC with its ENIs and NAT costs.

@@ -95,8 +95,11 @@ class Settings(BaseSettings):
     event_bus_name: str | None = None
     kms_key_arn: str | None = None
     hmac_key_arn: str | None = None
+    # Where the AWS backend keeps vectors: an OpenSearch Serverless index, or an S3 Vectors bucket.
+    vector_store: Literal["opensearch", "s3vectors"] = "opensearch"
     opensearch_endpoint: str | None = None
     vector_index: str = "agentmem-memories"
+    vector_bucket: str | None = None
     embedding_model_id: str = "amazon.titan-embed-text-v2:0"
     embedding_dimension: int = Field(1024, ge=1)
     llm_model_id: str | None = None
@@ -134,7 +137,10 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _check_backend(self) -> Settings:
         if self.backend == "aws":
-            missing = [k for k in ("table_name", "event_bus_name", "kms_key_arn") if not getattr(self, k)]
+            needed = ["table_name", "event_bus_name", "kms_key_arn"]
+            if self.vector_store == "s3vectors":
+                needed.append("vector_bucket")
+            missing = [k for k in needed if not getattr(self, k)]
             if missing:
                 raise ValueError(f"backend 'aws' needs {', '.join('AGENTMEM_' + m.upper() for m in missing)}")
         return self

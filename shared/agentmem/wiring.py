@@ -155,7 +155,11 @@ def build_services(
             from agentmem.adapters.aws.dynamodb_store import DynamoDbRecordStore
 
             store = DynamoDbRecordStore(settings.table_name or "", max_age_days=settings.max_memory_age_days)
-        if vectors is None:
+        if vectors is None and settings.vector_store == "s3vectors":
+            from agentmem.adapters.aws.s3vectors_index import S3VectorsIndex
+
+            vectors = S3VectorsIndex(settings.vector_bucket or "", dimension=settings.embedding_dimension)
+        elif vectors is None:
             from agentmem.adapters.aws.opensearch_index import OpenSearchVectorIndex
 
             vectors = OpenSearchVectorIndex(

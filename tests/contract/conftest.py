@@ -20,6 +20,7 @@ import pytest
 from moto import mock_aws
 
 from tests.contract.fake_opensearch import FakeOpenSearchServer
+from tests.contract.fake_s3vectors_query import FakeS3VectorsQuery
 
 REGION = "us-east-1"
 TABLE_NAME = "agentmem-contract"
@@ -140,7 +141,39 @@ def opensearch_index(aws_credentials: None, opensearch_server: FakeOpenSearchSer
     return index
 
 
-@pytest.fixture(params=["local", "opensearch"])
+# The tenants the contract suite writes vectors for: each gets its indexes, as its stack would create them.
+S3VECTORS_TENANTS = ("acme", "globex")
+S3VECTORS_BUCKET = "agentmem-contract-vectors"
+
+
+@pytest.fixture
+def s3vectors_query_server() -> FakeS3VectorsQuery:
+    return FakeS3VectorsQuery()
+
+
+@pytest.fixture
+def s3vectors_index(moto: None, s3vectors_query_server: FakeS3VectorsQuery) -> Any:
+    """The S3 Vectors adapter on moto (put/get/list/delete) and the QueryVectors double, on one client."""
+    from agentmem.adapters.aws import s3vectors_layout as layout
+    from agentmem.adapters.aws.s3vectors_index import S3VectorsIndex
+
+    client = aws_client("s3vectors")
+    s3vectors_query_server.register_on(client)
+    client.create_vector_bucket(vectorBucketName=S3VECTORS_BUCKET)
+    for tenant in S3VECTORS_TENANTS:
+        for kind in layout.KINDS:
+            client.create_index(
+                vectorBucketName=S3VECTORS_BUCKET,
+                indexName=layout.index_name(tenant, kind),
+                dataType=layout.DATA_TYPE,
+                dimension=VECTOR_DIMENSION,
+                distanceMetric=layout.DISTANCE_METRIC,
+                metadataConfiguration={"nonFilterableMetadataKeys": list(layout.NON_FILTERABLE_KEYS)},
+            )
+    return S3VectorsIndex(S3VECTORS_BUCKET, dimension=VECTOR_DIMENSION, client=client)
+
+
+@pytest.fixture(params=["local", "opensearch", "s3vectors"])
 def vector_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "local":
         from agentmem.adapters.local.vector_index import LocalVectorIndex
@@ -149,7 +182,7 @@ def vector_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any
         yield index
         index.close()
     else:
-        yield request.getfixturevalue("opensearch_index")
+        yield request.getfixturevalue(f"{request.param}_index")
 
 
 # Event bus

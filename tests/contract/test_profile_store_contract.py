@@ -46,7 +46,8 @@ def test_a_user_without_a_profile_has_no_current_version(profile_store):
 
 def test_saved_versions_read_back_exactly(profile_store):
     first = version(1)
-    second = version(2, "## Identity\n- Name: Ana ✓\n", source="restore", restored_from=1)
+    second = version(2, "## Identity\n- Name: Ana ✓\n", source="restore", restored_from=1,
+                     consolidated={"t1": 4, "thread:2@x": 12})
     profile_store.save(first)
     profile_store.save(second)
     assert profile_store.current("acme", "ana") == second

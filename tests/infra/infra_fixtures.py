@@ -23,7 +23,7 @@ GLOBEX_ROOT = "arn:aws:iam::444455556666:root"
 GLOBEX_ROLE = "arn:aws:iam::${AWS::AccountId}:role/globex-agents"
 
 TEST_CONTEXT: dict[str, Any] = {
-    "tenants": ["acme", "globex"],
+    "tenants": ["acme", "globex", "initech"],
     "tenantDefaults": {"allowedPrincipals": [ACME_PRINCIPAL], "retentionDays": 14},
     "tenantSettings": {
         "acme": {
@@ -38,6 +38,7 @@ TEST_CONTEXT: dict[str, Any] = {
             "allowedPrincipals": [GLOBEX_ROOT, GLOBEX_ROLE],
             "removalPolicy": "destroy",
         },
+        "initech": {"vectorCollection": "s3vectors", "monitoring": "minimal", "enabledAgents": ["helpdesk"]},
     },
     "platform": {"sharedVectorCollection": True},
 }

@@ -12,7 +12,7 @@ from infra_fixtures import Synthesised
 
 from infra.constructs.functions import FUNCTION_ACCESS, RESOURCELESS_ACTIONS, Access
 
-TENANT_STACKS = ("AgentMem-acme", "AgentMem-globex")
+TENANT_STACKS = ("AgentMem-acme", "AgentMem-globex", "AgentMem-initech")
 DATA_RESOURCE_TYPES = (
     "AWS::DynamoDB::Table",
     "AWS::KMS::Key",
@@ -45,7 +45,12 @@ def test_each_tenant_stack_owns_its_data_resources_and_the_platform_none(
 ) -> None:
     for stack in TENANT_STACKS:
         assert synthesised.resources(stack, resource_type), f"{stack} has no {resource_type}"
-    assert not synthesised.resources("AgentMem-Platform", resource_type)
+    platform_owned = set(synthesised.resources("AgentMem-Platform", resource_type))
+    if resource_type == "AWS::KMS::Key":
+        # The one platform key is the shared collection's (the collection's OCUs are shared only under one key).
+        assert platform_owned == {"SharedVectorsKey32FF8E7F"}
+    else:
+        assert not platform_owned
 
 
 def test_tenants_have_distinct_names_for_everything_named(synthesised: Synthesised) -> None:
@@ -130,7 +135,7 @@ def test_each_function_gets_exactly_the_actions_its_access_profile_declares(synt
         Access.PII_HMAC: "kms:GenerateMac",
         Access.PII_DETECT: "comprehend:DetectPiiEntities",
         Access.PUBLISH: "events:PutEvents",
-        Access.LLM: "bedrock:InvokeModelWithResponseStream",
+        # LLM and EMBED are both bedrock:InvokeModel, on different models (test_least_privilege.py).
         Access.VECTORS_READ: "aoss:APIAccessAll",
     }
     assert set(policies) == set(FUNCTION_ACCESS)
@@ -182,12 +187,17 @@ def test_vector_data_access_is_this_tenants_index_for_this_tenants_roles_only(
     assert writers < readers
 
 
-def test_shared_collection_lives_in_the_platform_with_an_aws_owned_key(synthesised: Synthesised) -> None:
+def test_shared_collection_lives_in_the_platform_under_the_platform_cmk(synthesised: Synthesised) -> None:
     [collection] = synthesised.resources("AgentMem-Platform", "AWS::OpenSearchServerless::Collection").values()
     policies = synthesised.resources("AgentMem-Platform", "AWS::OpenSearchServerless::SecurityPolicy").values()
     [encryption] = [p for p in policies if p["Properties"]["Type"] == "encryption"]
+    [(key_id, key)] = synthesised.resources("AgentMem-Platform", "AWS::KMS::Key").items()
 
     assert collection["Properties"]["Name"] == "agentmem-shared"
     assert collection["DeletionPolicy"] == "Retain"
-    assert json.loads(encryption["Properties"]["Policy"])["AWSOwnedKey"] is True
+    policy = encryption["Properties"]["Policy"]["Fn::Join"][1]
+    assert '"AWSOwnedKey":false' in "".join(p for p in policy if isinstance(p, str))
+    assert {"Fn::GetAtt": [key_id, "Arn"]} in policy
+    assert key["Properties"]["EnableKeyRotation"] is True
+    assert key["DeletionPolicy"] == "Retain"
     assert not synthesised.resources("AgentMem-globex", "AWS::OpenSearchServerless::Collection")

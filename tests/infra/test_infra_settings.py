@@ -28,7 +28,7 @@ def test_defaults_follow_the_api_contract_and_the_design() -> None:
     assert acme.eligibility_threshold is None
     assert acme.embedding_model_id == "amazon.titan-embed-text-v2:0"
     assert acme.embedding_dimension == 1024
-    assert acme.vector_collection is VectorCollectionMode.DEDICATED
+    assert acme.vector_collection is VectorCollectionMode.S3VECTORS  # pay per use: nothing at rest but storage
     assert acme.removal_policy is RemovalMode.RETAIN
     assert acme.stack_name == "AgentMem-acme"
 

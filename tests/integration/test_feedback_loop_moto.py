@@ -142,9 +142,11 @@ class World:
     queue_url: str
 
     def call(
-        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None,
+        environment: int = 0,
     ) -> tuple[int, Any]:
-        """An HTTP request as API Gateway's REST proxy integration hands it to the route's function."""
+        """An HTTP request as API Gateway's REST proxy integration hands it to the route's function
+        (in Lambda execution environment `environment`: two numbers are two concurrent environments)."""
         found = apigateway.match(method, path.split("?", 1)[0])
         assert found.route is not None, f"no route for {method} {path}"
         event = apigateway.proxy_event(
@@ -152,7 +154,7 @@ class World:
             {"Content-Type": "application/json", **(headers or {})},
             json.dumps(body) if body is not None else None, "203.0.113.7",
         )
-        return self.answer(invoke(found.route.function, event))
+        return self.answer(invoke(found.route.function, event, environment=environment))
 
     def send(self, event: dict[str, Any]) -> tuple[int, Any]:
         """A sam-style proxy event, as it is, to the function of its route."""
@@ -196,12 +198,17 @@ class World:
         return list(self.opensearch.indexes[INDEX_NAME].docs.values())
 
 
-@pytest.fixture
-def world(minilm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+def use_moto_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fake credentials and no profile or endpoint override, so every client talks to moto."""
     for name, value in AWS_ENVIRONMENT.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+
+
+@pytest.fixture
+def world(minilm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    use_moto_environment(monkeypatch)
     with mock_aws():
         built = _world(minilm, tmp_path)
         set_services(built.services)
@@ -353,7 +360,8 @@ def test_a_request_while_the_same_key_is_in_progress_gets_409(world):
     worker.start()
     try:
         assert held.entered.wait(10)
-        status, error = world.call("POST", path, body, headers)
+        # A second Lambda environment takes the retry while the first is still running.
+        status, error = world.call("POST", path, body, headers, environment=1)
     finally:
         held.gate.set()
         worker.join(10)

@@ -31,10 +31,15 @@ def test_there_is_a_sample_event_for_every_route_and_every_consumer():
         event = json.loads(path.read_text())
         if "httpMethod" in event:
             covered.add((event["httpMethod"], event["resource"]))
+        elif "Records" in event:
+            # An SQS batch, as a consumer's event source mapping hands it: each body is an EventBridge event.
+            covered |= {("SQS", json.loads(r["body"])["detail-type"]) for r in event["Records"]}
         else:
             covered.add(("EVENT", event["detail-type"]))
     wanted = {(m, r) for spec in FUNCTIONS for m, r in spec.routes}
     wanted |= {("EVENT", t) for spec in FUNCTIONS for t in spec.consumes}
+    wanted |= {("SQS", t) for spec in FUNCTIONS for t in spec.consumes}
+    wanted |= {("EVENT", "Scheduled Event") for spec in FUNCTIONS if spec.schedule}
     assert wanted <= covered, sorted(wanted - covered)
 
 

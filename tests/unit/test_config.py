@@ -69,3 +69,22 @@ def test_the_aws_backend_names_the_resources_it_is_missing(monkeypatch):
     with pytest.raises(ConfigError) as caught:
         load_settings()
     assert "AGENTMEM_TABLE_NAME" in str(caught.value) and "AGENTMEM_KMS_KEY_ARN" in str(caught.value)
+
+
+def test_the_s3_vectors_store_needs_its_bucket_and_wires_the_s3_vectors_adapter(monkeypatch):
+    for name, value in {
+        "AGENTMEM_BACKEND": "aws", "AGENTMEM_TABLE_NAME": "t", "AGENTMEM_EVENT_BUS_NAME": "b",
+        "AGENTMEM_KMS_KEY_ARN": "arn:aws:kms:us-east-1:111122223333:key/k", "AGENTMEM_VECTOR_STORE": "s3vectors",
+    }.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match="AGENTMEM_VECTOR_BUCKET"):
+        load_settings()
+    monkeypatch.setenv("AGENTMEM_VECTOR_BUCKET", "agentmem-acme-vectors")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    from agentmem.adapters.aws.s3vectors_index import S3VectorsIndex
+    from agentmem.wiring import build_services
+
+    services = build_services(load_settings())
+    vectors = services.memory.vectors.inner  # type: ignore[attr-defined]
+    assert isinstance(vectors, S3VectorsIndex) and vectors.bucket == "agentmem-acme-vectors"
+    assert not vectors._client.built  # nothing reaches AWS before a request needs it

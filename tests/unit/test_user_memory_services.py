@@ -172,8 +172,59 @@ def test_the_same_turns_consolidated_twice_add_no_duplicate_facts(make_world):
     world.consolidation.consolidate("ana", "t1", first, last)
     again = world.consolidation.consolidate("ana", "t1", first, last)
 
-    assert again.status == "unchanged" and again.facts_added == 0
+    assert again.status == "skipped" and again.reason == "already consolidated" and again.facts_added == 0
     assert len(world.facts.list_facts("ana", 50, include_superseded=True).items) == 3
+
+
+def test_a_replayed_event_folds_and_counts_nothing_again_and_says_nothing(make_world):
+    model = RecordingModel(OfflineRuleModel())
+    world = make_world(model)
+    first, last = world.say("ana", "t1", ("user", "I work at Globex."), ("assistant", "Noted."))
+    world.consolidation.consolidate("ana", "t1", first, last)
+    profile, events, calls = world.profiles.current("ana"), world.events(), len(model.calls)
+
+    replay = world.consolidation.consolidate("ana", "t1", first, last)
+
+    assert replay.status == "skipped" and replay.version == profile.version
+    assert world.profiles.current("ana") == profile and profile.turn_count == 2
+    assert profile.consolidated == {"t1": 2}
+    assert world.events() == events
+    # Only fact extraction asks the model again (its facts are idempotent per batch); the profile does not.
+    rewrites = [c for c in model.calls[calls:] if "profile" in c.system.lower()]
+    assert rewrites == [] and len(model.calls) - calls <= 1
+
+
+def test_an_event_overlapping_folded_turns_folds_only_the_new_ones(make_world):
+    model = RecordingModel(OfflineRuleModel())
+    world = make_world(model)
+    world.consolidate("ana", "t1", ("user", "I work at Globex."), ("assistant", "Noted."))
+    first, last = world.say("ana", "t1", ("user", "I live in Lisbon."), ("assistant", "Noted."))
+    sent_before = len(model.calls)
+
+    result = world.consolidation.consolidate("ana", "t1", 1, last)
+
+    assert result.status == "updated"
+    profile = world.profiles.current("ana")
+    assert profile.turn_count == 4 and profile.consolidated == {"t1": last}
+    rewrite = model.calls[-1].text
+    assert "I live in Lisbon." in rewrite and "I work at Globex." not in rewrite
+    assert len(model.calls) > sent_before
+    assert first == 3
+
+
+def test_the_watermark_of_each_thread_survives_edits_and_restores(make_world):
+    world = make_world()
+    world.consolidate("ana", "t1", ("user", "I work at Globex."))
+    world.consolidate("ana", "t2", ("user", "I live in Lisbon."), ("assistant", "Noted."))
+    current = world.profiles.current("ana")
+    assert current.consolidated == {"t1": 1, "t2": 2}
+
+    edited = world.profiles.edit("ana", current.body.replace("Lisbon", "Porto"), current.version)
+    world.profiles.restore("ana", 1, edited.version)
+
+    restored = world.profiles.current("ana")
+    assert restored.source == "restore" and restored.consolidated == {"t1": 1, "t2": 2}
+    assert world.consolidation.consolidate("ana", "t2", 1, 2).status == "skipped"
 
 
 def test_a_rewrite_over_the_budget_is_stored_cut_to_the_budget(make_world):
@@ -396,3 +447,28 @@ def test_a_deleted_fact_is_never_recalled_and_erasing_a_user_removes_facts_and_p
     assert world.profiles.current("ana") is None
     assert world.facts.list_facts("ana", 10, include_superseded=True).items == []
     assert world.facts.facts_for("ana", query, 5) == []
+
+
+def test_a_profile_store_from_before_the_watermark_opens_and_keeps_its_versions(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "profiles.db"
+    old = sqlite3.connect(path)
+    old.execute(
+        "CREATE TABLE profile_versions (tenant TEXT NOT NULL, user_id TEXT NOT NULL, version INTEGER NOT NULL,"
+        " body TEXT NOT NULL, updated_at REAL NOT NULL, turn_count INTEGER NOT NULL,"
+        " schema_version INTEGER NOT NULL, source TEXT NOT NULL, restored_from INTEGER,"
+        " PRIMARY KEY (tenant, user_id, version))"
+    )
+    old.execute("INSERT INTO profile_versions VALUES ('acme','ana',1,'## body\n',1.0,2,1,'consolidation',NULL)")
+    old.commit()
+    old.close()
+
+    store = SqliteProfileStore(path)
+    try:
+        assert store.current("acme", "ana").consolidated == {}
+        profiles = ProfileService(TENANT, store, token_budget=2000)
+        saved = profiles.commit("ana", "## body 2\n", 1, turns_added=1, source="consolidation", folded=("t1", 3))
+        assert store.current("acme", "ana") == saved and saved.consolidated == {"t1": 3}
+    finally:
+        store.close()

@@ -54,13 +54,23 @@ def cli() -> None:
 def serve(host: str, port: int, data_dir: Path, log_level: str) -> None:
     """Run the HTTP API locally on the embedded backends (SQLite, in-process vectors, local model)."""
     logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    import signal
+
+    from agentmem.local.security import UnsafeBind, ensure_safe_bind
     from agentmem.local.server import create_app, make_http_server
 
     try:
         app = create_app(data_dir.resolve())
     except ConfigError as exc:
         raise click.ClickException(str(exc)) from None
-    server = make_http_server(app, host, port)
+    try:
+        ensure_safe_bind(host, app.settings.api_token)
+        server = make_http_server(app, host, port)
+    except (UnsafeBind, OSError) as exc:
+        app.close()
+        raise click.ClickException(str(exc)) from None
+    # uvicorn stops on SIGTERM, then raises it again: exit through `finally`, so the worker stops cleanly.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     bound_host, bound_port = str(server.server_address[0]), int(server.server_address[1])
     click.echo(
         f"agentmem {__version__} listening on http://{bound_host}:{bound_port} "

@@ -263,20 +263,29 @@ def rewrap(user_id: str | None, rotate_local_key: bool, **target: Any) -> None:
 def redrive(limit: int, **target: Any) -> None:
     """Send events that exhausted their retries back to their consumers (after fixing the cause).
 
-    Locally: the outbox's dead events. With --stack: the tenant bus's SQS dead-letter queue, back onto the bus.
+    Locally: the outbox's dead events. With --stack: each consumer's dead-letter queue back to the consumer's
+    queue, and the tenant bus's dead-letter queue back onto the bus.
     """
     chosen = Target.from_options(target)
     if chosen.stack:
         import boto3
 
-        from agentmem.adapters.aws.dlq_redrive import redrive_dead_letters
+        from agentmem.adapters.aws.dlq_redrive import redrive_dead_letters, redrive_to_queue
         from agentmem.adapters.aws.eventbridge_bus import EventBridgeBus
         from agentmem.cli.target import stack_outputs
+        from functions.catalog import FUNCTIONS
 
         outputs = stack_outputs(chosen.stack, chosen.region)
         sqs = boto3.client("sqs", region_name=chosen.region)
+        for spec in FUNCTIONS:
+            queue_output, dead_letter_output = spec.queue_outputs
+            if not spec.consumes or dead_letter_output not in outputs:
+                continue
+            moved = redrive_to_queue(sqs, outputs[dead_letter_output], outputs[queue_output], limit=limit)
+            click.echo(f"{spec.name}: moved {moved.redriven} event(s) back to its queue"
+                       + (f"; {len(moved.failed)} not sent (left in its dead-letter queue)" if moved.failed else ""))
         report = redrive_dead_letters(sqs, outputs["DlqUrl"], EventBridgeBus(outputs["EventBusName"]), limit=limit)
-        click.echo(f"redrove {report.redriven} event(s); {report.unreadable} unreadable message(s) left in the "
+        click.echo(f"bus: redrove {report.redriven} event(s); {report.unreadable} unreadable message(s) left in the "
                    f"queue; {len(report.failed)} failed to publish (left in the queue)")
         return
     if chosen.url:

@@ -21,10 +21,15 @@ STACK_OUTPUT_SETTINGS = {
     "EventBusName": "AGENTMEM_EVENT_BUS_NAME",
     "KmsKeyArn": "AGENTMEM_KMS_KEY_ARN",
     "HmacKeyArn": "AGENTMEM_HMAC_KEY_ARN",
-    "CollectionEndpoint": "AGENTMEM_OPENSEARCH_ENDPOINT",
     "VectorIndexName": "AGENTMEM_VECTOR_INDEX",
     "EmbeddingModelId": "AGENTMEM_EMBEDDING_MODEL_ID",
     "EmbeddingDimension": "AGENTMEM_EMBEDDING_DIMENSION",
+}
+# Outputs of one vector mode only: OpenSearch's endpoint, or S3 Vectors' store and bucket.
+OPTIONAL_STACK_OUTPUT_SETTINGS = {
+    "CollectionEndpoint": "AGENTMEM_OPENSEARCH_ENDPOINT",
+    "VectorStore": "AGENTMEM_VECTOR_STORE",
+    "VectorBucketName": "AGENTMEM_VECTOR_BUCKET",
 }
 
 
@@ -134,6 +139,7 @@ def stack_settings(stack: str, region: str | None) -> dict[str, str]:
     if missing:
         raise click.ClickException(f"stack {stack} is not an agentmem TenantStack (missing outputs {missing})")
     settings = {env: outputs[key] for key, env in STACK_OUTPUT_SETTINGS.items()}
+    settings.update({env: outputs[key] for key, env in OPTIONAL_STACK_OUTPUT_SETTINGS.items() if key in outputs})
     if region:
         settings["AWS_DEFAULT_REGION"] = region
     return settings

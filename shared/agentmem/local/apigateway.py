@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -61,7 +62,7 @@ def proxy_event(
     path_parameters: dict[str, str],
     method: str,
     raw_path: str,
-    headers: dict[str, str],
+    headers: Mapping[str, str],
     body: str | None,
     source_ip: str,
 ) -> dict[str, Any]:
@@ -69,6 +70,8 @@ def proxy_event(
     split = urlsplit(raw_path)
     query = parse_qs(split.query, keep_blank_values=True)
     request_id = str(uuid.uuid4())
+    headers = dict(headers)
+    user_agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), None)
     return {
         "resource": route.template,
         "path": split.path,
@@ -92,7 +95,7 @@ def proxy_event(
             "apiId": "local",
             "identity": {
                 "sourceIp": source_ip,
-                "userAgent": headers.get("User-Agent"),
+                "userAgent": user_agent,
                 "caller": None,
                 "user": None,
                 "userArn": None,

@@ -3,37 +3,35 @@
 Each request becomes an API Gateway REST proxy event for the function the
 catalog names, and the function's answer becomes the HTTP response; a
 background worker delivers events (EventBridge's part). Loopback by default.
+
+`LocalApp.handle` is the dispatch, callable in-process (the CLI and tests do);
+`make_http_server` puts it behind uvicorn (local/http_server.py) and the ASGI
+front (local/asgi.py: limits, Host and cross-site checks, mounts).
 """
 
 from __future__ import annotations
 
-import hmac
-import json
 import logging
 import os
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from agentmem.config import Settings, load_settings, reset_settings
 from agentmem.local import apigateway
+from agentmem.local.asgi import Extension, create_asgi_app
+from agentmem.local.http_common import Response, bearer_token_ok, error_response
+from agentmem.local.http_server import LocalHttpServer
 from agentmem.local.lambda_runtime import invoke
+from agentmem.local.security import ensure_safe_bind
 from agentmem.local.worker import EventWorker
 from agentmem.wiring import Services, build_services, set_services
 
 log = logging.getLogger(__name__)
-# Not under a name starting "agentmem": powertools owns those (and filters them from the root handler); it
-# would stamp each access line with the Lambda context of whichever handler ran last.
-access_log = logging.getLogger("local_server.access")
 MAX_REQUEST_BYTES = 1024 * 1024
-
-
-def _error(status: int, code: str, message: str) -> tuple[int, dict[str, str], bytes]:
-    body = {"error": {"code": code, "message": message, "details": []}}
-    return status, {"Content-Type": "application/json"}, json.dumps(body).encode()
 
 
 @dataclass
@@ -45,24 +43,28 @@ class LocalApp:
     worker: EventWorker
 
     def handle(
-        self, method: str, raw_path: str, headers: dict[str, str], body: bytes, source_ip: str
-    ) -> tuple[int, dict[str, str], bytes]:
+        self, method: str, raw_path: str, headers: Mapping[str, str], body: bytes, source_ip: str
+    ) -> Response:
+        """One request, in-process: the wall page, or the catalog function's answer to its proxy event."""
         path = raw_path.split("?", 1)[0]
-        if method == "GET" and path.rstrip("/") == "/wall":
-            return 200, {"Content-Type": "text/html; charset=utf-8"}, _wall_page()
-        if self.settings.api_token and not _token_ok(headers, self.settings.api_token):
-            return _error(403, "forbidden", "missing or wrong bearer token")
+        if path.rstrip("/") == "/wall":
+            if method in {"GET", "HEAD"}:
+                return 200, {"Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"}, _wall_page()
+            return error_response(405, "method_not_allowed", "use GET", {"Allow": "GET, HEAD"})
+        if self.settings.api_token and not bearer_token_ok(headers, self.settings.api_token):
+            return error_response(403, "forbidden", "missing or wrong bearer token")
         found = apigateway.match(method, path)
         if found.route is None:
             if found.allowed_methods:
-                return _error(405, "method_not_allowed", f"use {', '.join(found.allowed_methods)}")
-            return _error(404, "not_found", f"no route for {method} {path}")
+                allowed = ", ".join(found.allowed_methods)
+                return error_response(405, "method_not_allowed", f"use {allowed}", {"Allow": allowed})
+            return error_response(404, "not_found", f"no route for {method} {path}")
         if len(body) > MAX_REQUEST_BYTES:
-            return _error(413, "too_large", f"the request exceeds {MAX_REQUEST_BYTES} bytes")
+            return error_response(413, "too_large", f"the request exceeds {MAX_REQUEST_BYTES} bytes")
         try:
             text = body.decode("utf-8") if body else None
         except UnicodeDecodeError:
-            return _error(400, "validation_error", "the body is not UTF-8")
+            return error_response(400, "validation_error", "the body is not UTF-8")
         event = apigateway.proxy_event(
             found.route, found.path_parameters, method, raw_path, headers, text, source_ip
         )
@@ -117,11 +119,6 @@ def _warm_up(services: Services) -> None:
         log.exception("warm-up failed; requests will retry the embedder")
 
 
-def _token_ok(headers: dict[str, str], token: str) -> bool:
-    value = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
-    return value.startswith("Bearer ") and hmac.compare_digest(value[7:].encode(), token.encode())
-
-
 def _wall_page() -> bytes:
     try:
         return resources.files("agentmem.local").joinpath("wall.html").read_bytes()
@@ -129,44 +126,22 @@ def _wall_page() -> bytes:
         return b"<!doctype html><title>agentmem</title><p>The Memory Learning Wall is not installed."
 
 
-class _RequestHandler(BaseHTTPRequestHandler):
-    app: LocalApp
-    protocol_version = "HTTP/1.1"
-    server_version = "agentmem"
+def extensions(app: LocalApp) -> list[Extension]:
+    """What `agentmem serve` mounts beside the API (the MCP server, static files): register yours here.
 
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_REQUEST_BYTES:
-            status, headers, body = _error(413, "too_large", f"the request exceeds {MAX_REQUEST_BYTES} bytes")
-            self.close_connection = True
-        else:
-            raw = self.rfile.read(length) if length else b""
-            headers_in = {k: v for k, v in self.headers.items()}
-            try:
-                status, headers, body = self.app.handle(
-                    self.command, self.path, headers_in, raw, self.client_address[0]
-                )
-            except Exception:
-                log.exception("unhandled error")
-                status, headers, body = _error(500, "internal_error", "internal error")
-        self.send_response(status)
-        for name, value in headers.items():
-            if name.lower() not in {"content-length", "connection"}:
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _serve
-
-    def log_message(self, format: str, *args: Any) -> None:
-        # Method, path and status only: bodies may hold personal data.
-        access_log.info("%s %s", self.address_string(), format % args)
+    Each is an `Extension` (agentmem.local.asgi): a Starlette route tried before the API, which
+    passes the same Host, cross-site and token checks unless it opens some methods to everyone.
+    """
+    return []
 
 
-def make_http_server(app: LocalApp, host: str, port: int) -> ThreadingHTTPServer:
-    handler = type("BoundHandler", (_RequestHandler,), {"app": app})
-    server = ThreadingHTTPServer((host, port), handler)
-    server.daemon_threads = True
-    return server
+def make_http_server(
+    app: LocalApp, host: str, port: int, *, extra: Sequence[Extension] | None = None
+) -> LocalHttpServer:
+    """The HTTP server for `app` on `host:port` (0 picks a free port), with `extensions(app)` or `extra` mounted.
+
+    Raises UnsafeBind for an address beyond loopback when no apiToken is set.
+    """
+    ensure_safe_bind(host, app.settings.api_token)
+    mounted = list(extensions(app) if extra is None else extra)
+    return LocalHttpServer(create_asgi_app(app, host=host, extensions=mounted), host, port)

@@ -13,7 +13,6 @@ header must name the proxy itself, which defeats DNS rebinding.
 
 from __future__ import annotations
 
-import hmac
 import ipaddress
 import json
 import logging
@@ -29,6 +28,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from agentmem.client.client import HttpTransport
 from agentmem.client.signing import SigV4Signer, region_from_url
+from agentmem.local.http_common import Response, bearer_token_ok, error_body, error_response, loopback_addresses
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,6 @@ PAGE_HEADERS = {
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "no-referrer",
 }
-Response = tuple[int, dict[str, str], bytes]
 
 
 class NotLoopback(ValueError):
@@ -57,15 +56,10 @@ class Signer(Protocol):
 
 def ensure_loopback(host: str) -> None:
     """Raise NotLoopback unless every address `host` names is a loopback address."""
-    try:
-        addresses = {ipaddress.ip_address(host.strip("[]"))}
-    except ValueError:
-        try:
-            infos = socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)
-        except socket.gaierror as exc:
-            raise NotLoopback(f"cannot resolve {host!r}: {exc}") from None
-        addresses = {ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos}
-    if not addresses or not all(address.is_loopback for address in addresses):
+    loopback = loopback_addresses(host)
+    if loopback is None:
+        raise NotLoopback(f"cannot resolve {host!r}")
+    if not loopback:
         raise NotLoopback(
             f"{host!r} is not a loopback address: the wall proxy signs requests with your AWS credentials, "
             "so it listens on 127.0.0.1 or ::1 only"
@@ -75,11 +69,6 @@ def ensure_loopback(host: str) -> None:
 def wall_page() -> bytes:
     """The wall page shipped in the package (the same file `agentmem serve` serves)."""
     return resources.files("agentmem.local").joinpath("wall.html").read_bytes()
-
-
-def _error(status: int, code: str, message: str) -> Response:
-    body = {"error": {"code": code, "message": message, "details": []}}
-    return status, {"Content-Type": "application/json"}, json.dumps(body).encode()
 
 
 def _upstream_path(raw_path: str) -> str | None:
@@ -112,7 +101,7 @@ def _contract_error(status: int, headers: Mapping[str, str], body: bytes) -> byt
     code = {403: "access_denied", 429: "throttled"}.get(status, "upstream_error")
     kind = headers.get("x-amzn-errortype", "").split(":", 1)[0]
     text = f"the stack's API answered {status}" + (f" ({kind})" if kind else "") + (f": {message}" if message else "")
-    return json.dumps({"error": {"code": code, "message": text, "details": []}}).encode()
+    return error_body(code, text)
 
 
 @dataclass
@@ -146,14 +135,14 @@ class WallProxy:
             return 200, dict(PAGE_HEADERS), wall_page()
         upstream_path = _upstream_path(path)
         if upstream_path is None:
-            return _error(404, "not_found", f"no route for {method} {path}; the wall is at /wall")
+            return error_response(404, "not_found", f"no route for {method} {path}; the wall is at /wall")
         if method == "OPTIONS":
             # No CORS here: a preflight from another origin gets no permission.
-            return _error(405, "method_not_allowed", "cross-origin requests are not served")
-        if not _token_ok(headers, self.token):
-            return _error(403, "forbidden", "missing or wrong wall token (printed by `agentmem wall`)")
+            return error_response(405, "method_not_allowed", "cross-origin requests are not served")
+        if not bearer_token_ok(headers, self.token):
+            return error_response(403, "forbidden", "missing or wrong wall token (printed by `agentmem wall`)")
         if len(body) > MAX_REQUEST_BYTES:
-            return _error(413, "too_large", f"the request exceeds {MAX_REQUEST_BYTES} bytes")
+            return error_response(413, "too_large", f"the request exceeds {MAX_REQUEST_BYTES} bytes")
         url = self._origin + self._base_path + upstream_path + (f"?{_upstream_query(query)}" if query else "")
         return self.forward(method, url, headers, body)
 
@@ -166,14 +155,14 @@ class WallProxy:
             signed = self.signer.sign(method, url, outgoing, body)
         except Exception as exc:  # no credentials, an expired SSO session: tell the operator, not a bare 500
             log.warning("could not sign %s %s: %s", method, urlsplit(url).path, exc)
-            return _error(502, "signing_failed", f"could not sign the request with your AWS credentials: {exc}")
+            return error_response(502, "signing_failed", f"could not sign the request with your AWS credentials: {exc}")
         # A fresh connection per request: the browser's connections come and go on their own threads.
         transport = self.transport_factory(self.connect_timeout, self.read_timeout)
         try:
             status, answer_headers, data = transport.send(method, url, signed, body)
         except Exception as exc:  # connect failures, timeouts, TLS errors: the upstream did not answer
             log.warning("%s %s: no answer from the stack: %s", method, urlsplit(url).path, exc)
-            return _error(502, "bad_gateway", f"no answer from {urlsplit(url).netloc}: {exc}")
+            return error_response(502, "bad_gateway", f"no answer from {urlsplit(url).netloc}: {exc}")
         finally:
             transport.close()
         if status >= 400:
@@ -185,11 +174,6 @@ class WallProxy:
         return status, returned, data
 
 
-def _token_ok(headers: Mapping[str, str], token: str) -> bool:
-    value = next((v for k, v in headers.items() if k.lower() == "authorization"), "")
-    return value.startswith("Bearer ") and hmac.compare_digest(value[7:].encode(), token.encode())
-
-
 class _ProxyRequestHandler(BaseHTTPRequestHandler):
     proxy: WallProxy
     protocol_version = "HTTP/1.1"
@@ -198,10 +182,12 @@ class _ProxyRequestHandler(BaseHTTPRequestHandler):
     def _serve(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         if not self._host_ok():
-            status, headers, body = _error(421, "misdirected_request", "this proxy answers to its own address only")
+            status, headers, body = error_response(
+                421, "misdirected_request", "this proxy answers to its own address only"
+            )
             self.close_connection = True
         elif length > MAX_REQUEST_BYTES:
-            status, headers, body = _error(413, "too_large", f"the request exceeds {MAX_REQUEST_BYTES} bytes")
+            status, headers, body = error_response(413, "too_large", f"the request exceeds {MAX_REQUEST_BYTES} bytes")
             self.close_connection = True
         else:
             raw = self.rfile.read(length) if length else b""
@@ -209,7 +195,7 @@ class _ProxyRequestHandler(BaseHTTPRequestHandler):
                 status, headers, body = self.proxy.handle(self.command, self.path, dict(self.headers.items()), raw)
             except Exception:
                 log.exception("unhandled error in the wall proxy")
-                status, headers, body = _error(500, "internal_error", "internal error")
+                status, headers, body = error_response(500, "internal_error", "internal error")
         self.send_response(status)
         for name, value in headers.items():
             if name.lower() not in {"content-length", "connection", "transfer-encoding"}:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from agentmem.domain.errors import InvalidInput
@@ -26,6 +27,9 @@ class ProfileVersion:
     schema_version: int
     source: ProfileSource
     restored_from: int | None = None
+    # The highest turn seq consolidation has folded into the profile, per thread: a replayed
+    # TurnsAppended finds its turns at or below it and folds (and counts) nothing again.
+    consolidated: Mapping[str, int] = field(default_factory=dict)
 
 
 class ProfileStore(Protocol):

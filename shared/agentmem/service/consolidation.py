@@ -126,6 +126,10 @@ class ConsolidationService:
     def consolidate(self, user_id: str, thread_id: str, from_seq: int, to_seq: int) -> ConsolidationResult:
         """Consolidate turns `from_seq..to_seq` of a thread. Never raises for the model's answer.
 
+        Idempotent per event: facts are learnt once per batch of turns (their ids derive from it),
+        and only turns above the profile's watermark for the thread are folded into it and counted,
+        so a replayed event changes nothing ("skipped", reason "already consolidated").
+
         The result's `retry` holds the error to raise when a backend failed or the write kept
         losing races: the caller raises it so the event is delivered again (idempotent).
         """
@@ -135,7 +139,7 @@ class ConsolidationService:
             # The turns are gone (the user was erased since): nothing to learn, nothing to say.
             return ConsolidationResult("skipped", reason="no turns")
         learned, facts_problem = self._learn_facts(user_id, thread_id, turns)
-        result = self._rewrite_profile(user_id, turns, where, learned)
+        result = self._rewrite_profile(user_id, thread_id, turns, where, learned)
         if facts_problem is not None:
             result.retry = result.retry or facts_problem
         if (result.status == "updated" or learned.added) and not self.transcripts.thread_exists(
@@ -183,23 +187,27 @@ class ConsolidationService:
             return LearnedFacts(), exc
 
     def _rewrite_profile(
-        self, user_id: str, turns: list[PromptTurn], where: dict[str, Any], learned: LearnedFacts
+        self, user_id: str, thread_id: str, turns: list[PromptTurn], where: dict[str, Any], learned: LearnedFacts
     ) -> ConsolidationResult:
         facts = {"factsAdded": len(learned.added), "factsSuperseded": len(learned.superseded)}
         base = ConsolidationResult("unchanged", facts_added=len(learned.added),
                                    facts_superseded=len(learned.superseded))
         budget = self.profiles.token_budget
-        if not any(t.role == "user" for t in turns):
-            # The assistant's words alone say nothing about the user: no model call.
-            current = self.profiles.current(user_id)
-            base.version = current.version if current else 0
-            return self._unchanged(user_id, base, where, facts, "no user turns")
         for _ in range(self.max_attempts):
             current = self.profiles.current(user_id)
             version = current.version if current else 0
             base.version = version
+            # Turns the profile folded already (a replayed or overlapping event) are not folded again.
+            folded = current.consolidated.get(thread_id, 0) if current else 0
+            fresh = [t for t in turns if t.seq > folded]
+            if not fresh:
+                base.status, base.reason = "skipped", "already consolidated"
+                return base
+            if not any(t.role == "user" for t in fresh):
+                # The assistant's words alone say nothing about the user: no model call.
+                return self._unchanged(user_id, base, where, facts, "no user turns")
             body = current.body if current else empty_body()
-            system, messages = rewrite_prompt(body, turns, budget)
+            system, messages = rewrite_prompt(body, fresh, budget)
             try:
                 answer = self.llm.complete(system, messages, max_tokens=budget + REWRITE_TOKEN_MARGIN)
                 new_body = interpret_rewrite(answer)
@@ -213,8 +221,8 @@ class ConsolidationService:
                 return self._unchanged(user_id, base, where, facts, "noop" if new_body is None else "same body")
             try:
                 saved = self.profiles.commit(
-                    user_id, new_body, version, turns_added=len(turns), source="consolidation",
-                    event_detail={**where, **facts},
+                    user_id, new_body, version, turns_added=len(fresh), source="consolidation",
+                    event_detail={**where, **facts}, folded=(thread_id, fresh[-1].seq),
                 )
             except Conflict:
                 log.info("profile changed meanwhile; consolidating again", extra={"userId": user_id})

@@ -19,6 +19,10 @@ from agentmem.ports.records import Page, RecordStore
 from agentmem.ports.vectors import VectorIndex, VectorItem
 
 FEEDBACK_SUBMITTED = "FeedbackSubmitted"
+# A lesson still pending this long after its feedback lost its event (or every delivery failed): the
+# periodic sweep (the `sweeper` function in AWS, the local worker) indexes it. Well above the
+# second indexing normally takes, so the sweep never races a delivery in flight.
+PENDING_SWEEP_AGE_SECONDS = 300.0
 log = logging.getLogger(__name__)
 
 
@@ -199,10 +203,17 @@ class MemoryService:
                 return "deleted"
         return "indexed"
 
-    def index_pending(self, limit: int = 100) -> int:
-        """Index lessons left pending (an event lost, a backend down); returns how many were indexed."""
+    def index_pending(self, limit: int = 100, *, older_than_seconds: float = 0.0) -> int:
+        """Index lessons left pending (an event lost, a backend down); returns how many were indexed.
+
+        Only lessons pending for at least `older_than_seconds` (0: every one). Raises
+        BackendUnavailable when the embedder or the index fails: the next sweep tries again.
+        """
+        cutoff = self.clock() - older_than_seconds
         done = 0
         for memory in self.store.list_memories_by_status(self.tenant, "pending", limit=limit):
+            if memory.created_at > cutoff:
+                continue
             if self.index_memory(memory.agent_id, memory.memory_id) == "indexed":
                 done += 1
         return done

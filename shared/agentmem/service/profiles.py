@@ -9,7 +9,7 @@ when it is written and again when it is read (the budget may have shrunk).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -149,8 +149,12 @@ class ProfileService:
         source: ProfileSource,
         restored_from: int | None = None,
         event_detail: dict[str, Any] | None = None,
+        folded: tuple[str, int] | None = None,
     ) -> ProfileVersion:
         """Write `body` as the version after `based_on`; Conflict when another writer got there first.
+
+        `folded` is (thread, highest seq) of the turns consolidation folded into `body`; every
+        version carries the per-thread watermark on (edits and restores keep it as it was).
 
         Publishes ProfileUpdated (best effort: the profile is the record, the event is news of it).
         """
@@ -160,6 +164,7 @@ class ProfileService:
             body=fit_to_budget(body, self.token_budget, self._tokenizer()), updated_at=self.clock(),
             turn_count=(previous.turn_count if previous else 0) + turns_added,
             schema_version=SCHEMA_VERSION, source=source, restored_from=restored_from,
+            consolidated=_advance(previous.consolidated if previous else {}, folded),
         )
         self.store.save(profile)
         log.info("profile updated", extra={"userId": user_id, "version": profile.version, "source": source})
@@ -207,6 +212,14 @@ class ProfileService:
 
             self.tokenizer = get_token_counter()
         return self.tokenizer
+
+
+def _advance(consolidated: Mapping[str, int], folded: tuple[str, int] | None) -> dict[str, int]:
+    watermarks = dict(consolidated)
+    if folded is not None:
+        thread, seq = folded
+        watermarks[thread] = max(seq, watermarks.get(thread, 0))
+    return watermarks
 
 
 def _view(stored: ProfileVersion) -> ProfileView:

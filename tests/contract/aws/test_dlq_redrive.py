@@ -44,3 +44,33 @@ def test_dead_events_are_published_again_and_removed_and_unreadable_ones_stay(mo
     names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
     attributes = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=names)["Attributes"]
     assert sum(int(attributes[name]) for name in names) == 1
+
+
+def test_a_consumers_dead_letters_go_back_to_its_queue_as_they_were(moto: None) -> None:
+    from agentmem.adapters.aws.dlq_redrive import redrive_to_queue
+
+    sqs = aws_client("sqs")
+    dlq = sqs.create_queue(QueueName="indexer-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    queue = sqs.create_queue(
+        QueueName="indexer", Attributes={"RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn,
+                                                                     "maxReceiveCount": 1})}
+    )["QueueUrl"]
+    bodies = [_dead_letter("FeedbackSubmitted", {"memoryId": f"mem-{i}"}) for i in range(12)]
+    for body in bodies:
+        sqs.send_message(QueueUrl=dlq, MessageBody=body,
+                         MessageAttributes={"origin": {"DataType": "String", "StringValue": "test"}})
+
+    report = redrive_to_queue(sqs, dlq, queue, limit=11)
+
+    assert (report.redriven, report.failed) == (11, [])
+    moved = []
+    while messages := sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10,
+                                          MessageAttributeNames=["All"]).get("Messages", []):
+        for message in messages:
+            moved.append(message["Body"])
+            assert message["MessageAttributes"]["origin"]["StringValue"] == "test"
+            sqs.delete_message(QueueUrl=queue, ReceiptHandle=message["ReceiptHandle"])
+    assert len(set(moved)) == len(moved) == 11 and set(moved) <= set(bodies)
+    # The one over the limit is still in the dead-letter queue.
+    assert len(sqs.receive_message(QueueUrl=dlq, MaxNumberOfMessages=10).get("Messages", [])) == 1

@@ -10,13 +10,8 @@ from typing import Any
 
 import boto3
 import pytest
-from agentmem.adapters.aws.dynamodb_store import (
-    MAX_BATCH_ATTEMPTS,
-    DynamoDbRecordStore,
-    feedback_to_item,
-    memory_key,
-    memory_to_item,
-)
+from agentmem.adapters.aws.dynamodb_lessons import feedback_to_item, memory_key, memory_to_item
+from agentmem.adapters.aws.dynamodb_store import MAX_BATCH_ATTEMPTS, DynamoDbRecordStore
 from agentmem.domain.errors import BackendUnavailable, Conflict, NotFound
 from botocore.config import Config
 from botocore.stub import ANY, Stubber

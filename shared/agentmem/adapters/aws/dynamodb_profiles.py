@@ -50,6 +50,7 @@ def profile_to_attributes(profile: ProfileVersion) -> dict[str, Any]:
         "type": "profile", "tenant": profile.tenant, "userId": profile.user_id, "version": profile.version,
         "body": profile.body, "updatedAt": profile.updated_at, "turnCount": profile.turn_count,
         "schemaVersion": profile.schema_version, "source": profile.source, "restoredFrom": profile.restored_from,
+        "consolidated": dict(profile.consolidated),
     })
 
 
@@ -60,6 +61,7 @@ def item_to_profile(item: Mapping[str, Any]) -> ProfileVersion:
         tenant=v["tenant"], user_id=v["userId"], version=int(v["version"]), body=v["body"],
         updated_at=float(v["updatedAt"]), turn_count=int(v["turnCount"]), schema_version=int(v["schemaVersion"]),
         source=v["source"], restored_from=None if restored is None else int(restored),
+        consolidated={thread: int(seq) for thread, seq in (v.get("consolidated") or {}).items()},
     )
 
 

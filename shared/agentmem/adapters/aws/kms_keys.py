@@ -9,7 +9,8 @@
 - `GenerateMac` (HMAC_SHA_256) over `tenant/user/thread` with `AGENTMEM_HMAC_KEY_ARN` keys the thread
   hash inside tokens; the service caches it per thread, so a thread costs one call per container.
 
-Needs kms:GenerateDataKey, kms:Decrypt, kms:ReEncrypt* (data key) and kms:GenerateMac (HMAC key).
+Needs kms:GenerateDataKey, kms:Decrypt (data key) and kms:GenerateMac (HMAC key); kms:ReEncrypt* only
+for `rewrap`, which `agentmem rewrap` runs with an operator's credentials, never a function.
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -16,9 +17,14 @@ CREATE TABLE IF NOT EXISTS profile_versions (
     tenant TEXT NOT NULL, user_id TEXT NOT NULL, version INTEGER NOT NULL,
     body TEXT NOT NULL, updated_at REAL NOT NULL, turn_count INTEGER NOT NULL,
     schema_version INTEGER NOT NULL, source TEXT NOT NULL, restored_from INTEGER,
+    consolidated TEXT NOT NULL DEFAULT '{}',
     PRIMARY KEY (tenant, user_id, version)
 );
 """
+COLUMNS = (
+    "tenant", "user_id", "version", "body", "updated_at", "turn_count", "schema_version", "source",
+    "restored_from", "consolidated",
+)
 
 
 class SqliteProfileStore:
@@ -26,6 +32,11 @@ class SqliteProfileStore:
 
     def __init__(self, path: Path):
         self._db = SqliteDatabase(path, SCHEMA)
+        with self._db.transaction() as conn:
+            # A data folder from before the consolidation watermark: add its column.
+            present = {row["name"] for row in conn.execute("PRAGMA table_info(profile_versions)")}
+            if "consolidated" not in present:
+                conn.execute("ALTER TABLE profile_versions ADD COLUMN consolidated TEXT NOT NULL DEFAULT '{}'")
 
     def close(self) -> None:
         self._db.close()
@@ -75,9 +86,10 @@ class SqliteProfileStore:
                     f"profile of {profile.user_id} is at version {current}, not {profile.version - 1}"
                 )
             conn.execute(
-                "INSERT INTO profile_versions VALUES (?,?,?,?,?,?,?,?,?)",
+                f"INSERT INTO profile_versions ({','.join(COLUMNS)}) VALUES ({','.join('?' * len(COLUMNS))})",
                 (profile.tenant, profile.user_id, profile.version, profile.body, profile.updated_at,
-                 profile.turn_count, profile.schema_version, profile.source, profile.restored_from),
+                 profile.turn_count, profile.schema_version, profile.source, profile.restored_from,
+                 json.dumps(dict(profile.consolidated), sort_keys=True)),
             )
 
     def delete_user(self, tenant: str, user_id: str) -> None:
@@ -89,5 +101,5 @@ def _profile(row: sqlite3.Row) -> ProfileVersion:
     return ProfileVersion(
         tenant=row["tenant"], user_id=row["user_id"], version=row["version"], body=row["body"],
         updated_at=row["updated_at"], turn_count=row["turn_count"], schema_version=row["schema_version"],
-        source=row["source"], restored_from=row["restored_from"],
+        source=row["source"], restored_from=row["restored_from"], consolidated=json.loads(row["consolidated"]),
     )

@@ -1,0 +1,258 @@
+"""The ASGI application of `agentmem serve`: the contract's HTTP front around the Lambda handlers.
+
+Outermost first:
+
+1. `Guard` (plain ASGI): size limits on the request line and headers (414, 431), the Host
+   allowlist (421), the cross-site rule (403), the bearer token (403), an access log line, and
+   a contract error body for anything that escaped (500).
+2. A Starlette router: the extension mounts (`Extension`: the MCP server at /mcp, static files),
+   then everything else to the API.
+3. `ApiEndpoint`: reads the body (1 MiB -> 413, a deadline -> 408, a disconnect -> nothing runs),
+   then hands the request to `LocalApp.handle` in a worker thread. That turns it into an API
+   Gateway proxy event for the catalog's function; `lambda_runtime.invoke` runs one invocation
+   per function at a time, as Lambda does.
+
+Starlette because it is the ASGI toolkit the MCP SDK itself is built on (its streamable-HTTP
+app mounts as is) and brings `StaticFiles`; the router is the one place other parts plug in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from agentmem.local.http_common import bearer_token_ok, error_body
+from agentmem.local.security import HostPolicy, cross_site_reason
+
+if TYPE_CHECKING:
+    from agentmem.local.server import LocalApp
+
+log = logging.getLogger(__name__)
+# Not under a name starting "agentmem": powertools owns those (and filters them from the root handler); it
+# would stamp each access line with the Lambda context of whichever handler ran last.
+access_log = logging.getLogger("local_server.access")
+
+MAX_BODY_BYTES = 1024 * 1024
+MAX_TARGET_BYTES = 8 * 1024
+MAX_HEADER_BYTES = 16 * 1024
+# From the end of the headers to the last byte of the body; a client slower than this is cut off.
+BODY_TIMEOUT_SECONDS = 10.0
+# Pages served to whoever opens them (a link from anywhere, no token): the wall. Everything else
+# refuses cross-site callers and asks for the token when one is set.
+OPEN_PAGES = frozenset({("GET", "/wall"), ("GET", "/wall/"), ("HEAD", "/wall"), ("HEAD", "/wall/")})
+
+
+@dataclass(frozen=True)
+class Extension:
+    """Something mounted on the local server beside the API: the one way to add routes.
+
+    `route` is a Starlette route (usually `Mount(path, app=...)`); it is tried before the API.
+    `open_methods` are the methods served to cross-site callers without the token (a page or
+    script meant to be loaded from anywhere: `{"GET", "HEAD"}`); every other request to it
+    passes the same checks as the API. `lifespan` is entered when the server starts (the MCP
+    SDK's session manager needs one).
+    """
+
+    route: BaseRoute
+    open_methods: frozenset[str] = frozenset()
+    lifespan: Callable[[], contextlib.AbstractAsyncContextManager[Any]] | None = None
+
+    @property
+    def path(self) -> str:
+        return str(getattr(self.route, "path", ""))
+
+
+def create_asgi_app(local_app: LocalApp, *, host: str = "127.0.0.1",
+                    extensions: Sequence[Extension] = ()) -> ASGIApp:
+    """The whole local HTTP front for `local_app`, serving `host` (the `--host` given), with `extensions`."""
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            for extension in extensions:
+                if extension.lifespan is not None:
+                    await stack.enter_async_context(extension.lifespan())
+            yield
+
+    routes: list[BaseRoute] = [e.route for e in extensions]
+    routes.append(Mount("", app=ApiEndpoint(local_app)))
+    router = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_exception},  # Starlette's own 404/405 in the contract's body
+    )
+    return Guard(router, HostPolicy.for_bind(host), local_app.settings.api_token, extensions)
+
+
+async def _http_exception(_: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    headers = dict(exc.headers or {})
+    headers["Content-Type"] = "application/json"
+    return Response(error_body(code, str(exc.detail)), exc.status_code, headers)
+
+
+class Guard:
+    """Limits, Host, cross-site and token checks in front of every route; never a non-contract error body."""
+
+    def __init__(self, app: ASGIApp, hosts: HostPolicy, token: str | None, extensions: Sequence[Extension]):
+        self.app = app
+        self.hosts = hosts
+        self.token = token
+        self.open_paths = [(e.path.rstrip("/"), e.open_methods) for e in extensions if e.open_methods]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status_seen: list[int] = []
+
+        async def send_logged(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_seen.append(int(message["status"]))
+            await send(message)
+
+        try:
+            refusal = self._refusal(scope)
+            if refusal is not None:
+                await send_error(send_logged, *refusal)
+            else:
+                await self.app(scope, receive, send_logged)
+        except Exception:
+            log.exception("unhandled error in the local server")
+            if not status_seen:
+                await send_error(send_logged, 500, "internal_error", "internal error")
+        finally:
+            # Method, path and status only: bodies and queries may hold personal data.
+            access_log.info("%s %s %s %.1fms", scope["method"], scope["path"],
+                            status_seen[0] if status_seen else "-", (time.perf_counter() - started) * 1000)
+
+    def _refusal(self, scope: Scope) -> tuple[int, str, str, dict[str, str]] | None:
+        raw_headers: list[tuple[bytes, bytes]] = scope["headers"]
+        target = len(scope.get("raw_path") or b"") + len(scope.get("query_string") or b"")
+        if target > MAX_TARGET_BYTES:
+            return 414, "uri_too_long", f"the request target exceeds {MAX_TARGET_BYTES} bytes", {}
+        if sum(len(k) + len(v) + 4 for k, v in raw_headers) > MAX_HEADER_BYTES:
+            return 431, "headers_too_large", f"the request headers exceed {MAX_HEADER_BYTES} bytes", {}
+        headers = lower_headers(raw_headers)
+        if not self.hosts.allows(headers.get("host")):
+            return 421, "misdirected_request", "this server answers to its own address only (Host header)", {}
+        method, path = scope["method"], scope["path"]
+        if self._open(method, path):
+            return None
+        reason = cross_site_reason(headers, scope.get("scheme", "http"))
+        if reason is not None:
+            return 403, "cross_site_refused", f"cross-site requests are refused ({reason})", {}
+        if self.token and not bearer_token_ok(headers, self.token):
+            return 403, "forbidden", "missing or wrong bearer token", {}
+        return None
+
+    def _open(self, method: str, path: str) -> bool:
+        if (method, path) in OPEN_PAGES:
+            return True
+        return any(
+            method in methods and (path == prefix or path.startswith(prefix + "/"))
+            for prefix, methods in self.open_paths
+        )
+
+
+class ApiEndpoint:
+    """The API: the body read with limits, then `LocalApp.handle` (the Lambda handlers) in a worker thread."""
+
+    def __init__(self, local_app: LocalApp):
+        self.local_app = local_app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = lower_headers(scope["headers"])
+        declared = headers.get("content-length")
+        if declared is not None and (not declared.strip().isdigit()):
+            await send_error(send, 400, "bad_request", "Content-Length is not a number", close=True)
+            return
+        if declared is not None and int(declared) > MAX_BODY_BYTES:
+            await send_error(send, 413, "too_large", f"the request exceeds {MAX_BODY_BYTES} bytes", close=True)
+            return
+        try:
+            body = await read_body(receive, MAX_BODY_BYTES, BODY_TIMEOUT_SECONDS)
+        except BodyTooLarge:
+            await send_error(send, 413, "too_large", f"the request exceeds {MAX_BODY_BYTES} bytes", close=True)
+            return
+        except TimeoutError:
+            await send_error(send, 408, "request_timeout",
+                             f"the body did not arrive within {BODY_TIMEOUT_SECONDS:.0f} s", close=True)
+            return
+        except ClientGone:
+            return  # the client left before its body was complete: nothing runs, nobody to answer
+        raw_path = (scope.get("raw_path") or scope["path"].encode()).decode("latin-1")
+        query = (scope.get("query_string") or b"").decode("latin-1")
+        target = raw_path + (f"?{query}" if query else "")
+        client = scope.get("client")
+        source_ip = client[0] if client else "127.0.0.1"
+        status, out_headers, out = await anyio.to_thread.run_sync(
+            self.local_app.handle, scope["method"], target, headers, body, source_ip
+        )
+        await send_response(send, status, out_headers, out)
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+class ClientGone(Exception):
+    pass
+
+
+async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
+    """The whole request body, or BodyTooLarge / TimeoutError / ClientGone."""
+    chunks: list[bytes] = []
+    size = 0
+    with anyio.fail_after(timeout):
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise ClientGone
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+def lower_headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
+    """ASGI headers as one dict, lower-case names; repeated headers joined with ", " (RFC 9110)."""
+    headers: dict[str, str] = {}
+    for name, value in raw:
+        key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+        headers[key] = f"{headers[key]}, {text}" if key in headers else text
+    return headers
+
+
+async def send_response(send: Send, status: int, headers: dict[str, str], body: bytes, *,
+                        close: bool = False) -> None:
+    out = [(k.lower().encode("latin-1"), str(v).encode("latin-1")) for k, v in headers.items()
+           if k.lower() not in {"content-length", "connection", "transfer-encoding"}]
+    out.append((b"content-length", str(len(body)).encode()))
+    if close:
+        out.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": out})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def send_error(send: Send, status: int, code: str, message: str,
+                     headers: dict[str, str] | None = None, *, close: bool = False) -> None:
+    await send_response(send, status, {"Content-Type": "application/json", **(headers or {})},
+                        error_body(code, message), close=close)

@@ -1,0 +1,322 @@
+"""`agentmem serve` at the HTTP layer, over real sockets: framing, limits, errors, Host/cross-site rules,
+keep-alive, and handlers that never answer one request with another's data under concurrency."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import re
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from agentmem.local import asgi
+from agentmem.local.security import UnsafeBind
+from agentmem.local.server import create_app, make_http_server
+
+from tests.integration.served import raw_exchange, serving
+
+TOKEN = "http-test-token"
+ERROR_KEYS = {"code", "message", "details"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[tuple[str, int]]:
+    app = create_app(tmp_path_factory.mktemp("http"), start_worker=False, ports={"embedder": minilm},
+                     enabled_agents=["auditor"])
+    try:
+        with serving(app) as url:
+            yield url, int(urlsplit(url).port or 0)
+    finally:
+        app.close()
+
+
+def request(port: int, method: str, path: str, body: bytes | None = None,
+            headers: dict[str, str] | None = None, conn: http.client.HTTPConnection | None = None,
+            ) -> tuple[int, dict[str, str], bytes]:
+    own = conn is None
+    conn = conn or http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        if own:
+            conn.close()
+
+
+def contract_error(raw: bytes) -> dict[str, Any]:
+    body = json.loads(raw)
+    assert set(body) == {"error"} and set(body["error"]) == ERROR_KEYS, body
+    return dict(body["error"])
+
+
+def split_raw(raw: bytes) -> tuple[int, dict[str, str], bytes]:
+    head, _, body = raw.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:])}
+    return status, headers, body
+
+
+# -- routing and framing errors, all in the contract's body ------------------------------------------
+
+
+def test_unknown_route_is_a_contract_404(server):
+    status, _, body = request(server[1], "GET", "/v1/nowhere")
+    assert status == 404 and contract_error(body)["code"] == "not_found"
+
+
+def test_wrong_method_is_405_with_allow(server):
+    status, headers, body = request(server[1], "DELETE", "/v1/health")
+    assert status == 405 and headers["allow"] == "GET"
+    assert contract_error(body)["code"] == "method_not_allowed"
+
+
+def test_an_overlong_request_target_is_414_in_the_contracts_body(server):
+    status, _, body = request(server[1], "GET", "/v1/health?q=" + "a" * 9000)
+    assert status == 414 and contract_error(body)["code"] == "uri_too_long"
+
+
+def test_oversize_headers_are_431_in_the_contracts_body(server):
+    status, _, body = request(server[1], "GET", "/v1/health", headers={"X-Filler": "a" * 20_000})
+    assert status == 431 and contract_error(body)["code"] == "headers_too_large"
+
+
+def test_a_header_block_beyond_the_parsers_buffer_is_431_from_the_framing_layer(server):
+    # Sent in pieces, so the parser's buffer fills before the head is complete.
+    head = b"GET /v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\n" + b"".join(
+        b"X-Filler-%d: %s\r\n" % (n, b"a" * 1000) for n in range(80)
+    )
+    status, headers, body = split_raw(raw_exchange(server[1], head))
+    assert status == 431 and headers["content-type"] == "application/json"
+    assert contract_error(body)["code"] == "headers_too_large"
+
+
+def test_a_content_length_that_is_not_a_number_is_400_in_the_contracts_body(server):
+    raw = raw_exchange(server[1], b"POST /v1/agents/auditor/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                                  b"Content-Length: abc\r\n\r\n{}")
+    status, headers, body = split_raw(raw)
+    assert status == 400 and headers["content-type"] == "application/json"
+    assert contract_error(body)["code"] == "bad_request"
+
+
+def test_a_malformed_request_line_is_400_in_the_contracts_body(server):
+    status, _, body = split_raw(raw_exchange(server[1], b"NOT HTTP AT ALL\r\n\r\n"))
+    assert status == 400 and contract_error(body)["code"] == "bad_request"
+
+
+def test_a_body_over_one_mebibyte_is_413_before_it_is_read(server):
+    head = (b"POST /v1/agents/auditor/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (1024 * 1024 + 1))
+    status, headers, body = split_raw(raw_exchange(server[1], head + b'{"input": "'))
+    assert status == 413 and contract_error(body)["code"] == "too_large"
+    assert headers.get("connection") == "close"
+
+
+def test_a_chunked_body_over_one_mebibyte_is_413(server):
+    def chunks() -> Iterator[bytes]:
+        for _ in range(17):
+            yield b"x" * 65536
+
+    conn = http.client.HTTPConnection("127.0.0.1", server[1], timeout=10)
+    try:
+        # The server may answer and close before the client has finished sending.
+        with contextlib.suppress(BrokenPipeError):
+            conn.request("POST", "/v1/agents/auditor/retrieve", body=chunks(), encode_chunked=True,
+                         headers={"Content-Type": "application/json", "Transfer-Encoding": "chunked"})
+        response = conn.getresponse()
+        assert response.status == 413 and contract_error(response.read())["code"] == "too_large"
+    finally:
+        conn.close()
+
+
+def turn_count(port: int, user: str, thread: str) -> int:
+    status, _, body = request(port, "GET", f"/v1/users/{user}/threads/{thread}/turns")
+    if status == 404:  # a thread nothing was ever appended to
+        return 0
+    assert status == 200, body
+    return len(json.loads(body)["items"])
+
+
+def test_a_body_shorter_than_its_content_length_is_never_processed(server):
+    body = json.dumps({"turns": [{"role": "user", "content": "half a request"}]}).encode()
+    head = (b"POST /v1/users/short-body/threads/t/turns HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (len(body) + 50))
+    answer = raw_exchange(server[1], head + body, close_after_send=True, read_timeout=3)
+    assert answer == b""  # the client left: nobody to answer, nothing ran
+    assert turn_count(server[1], "short-body", "t") == 0
+
+
+def test_a_body_that_stalls_is_cut_off_with_408_and_nothing_is_processed(server, monkeypatch):
+    monkeypatch.setattr(asgi, "BODY_TIMEOUT_SECONDS", 0.5)
+    body = json.dumps({"turns": [{"role": "user", "content": "a slow client"}]}).encode()
+    head = (b"POST /v1/users/slow-body/threads/t/turns HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (len(body) + 50))
+    started = time.monotonic()
+    status, headers, error = split_raw(raw_exchange(server[1], head + body, read_timeout=5))
+    assert status == 408 and contract_error(error)["code"] == "request_timeout"
+    assert headers.get("connection") == "close" and time.monotonic() - started < 4
+    assert turn_count(server[1], "slow-body", "t") == 0
+
+
+def test_kept_alive_connection_serves_many_requests_and_survives_an_error(server):
+    conn = http.client.HTTPConnection("127.0.0.1", server[1], timeout=10)
+    try:
+        for n in range(50):
+            path = "/v1/nowhere" if n % 10 == 5 else "/v1/health"
+            status, _, _ = request(server[1], "GET", path, conn=conn)
+            assert status == (404 if n % 10 == 5 else 200)
+        assert conn.sock is not None  # still the first connection
+    finally:
+        conn.close()
+
+
+# -- Host and cross-site rules -----------------------------------------------------------------------
+
+
+def test_a_foreign_host_header_is_refused_as_dns_rebinding(server):
+    status, _, body = request(server[1], "GET", "/v1/health", headers={"Host": "evil.example:8765"})
+    assert status == 421 and contract_error(body)["code"] == "misdirected_request"
+
+
+@pytest.mark.parametrize("host", ["localhost", "127.0.0.1", "[::1]"])
+def test_loopback_host_names_are_served(server, host):
+    status, _, _ = request(server[1], "GET", "/v1/health", headers={"Host": f"{host}:{server[1]}"})
+    assert status == 200
+
+
+@pytest.mark.parametrize("headers", [
+    {"Origin": "http://evil.example"},
+    {"Origin": "null"},
+    {"Sec-Fetch-Site": "cross-site"},
+    {"Sec-Fetch-Site": "same-site", "Origin": "http://localhost:3000"},
+])
+def test_a_cross_site_post_is_refused_and_writes_nothing(server, headers):
+    body = json.dumps({"turns": [{"role": "user", "content": "from another site"}]}).encode()
+    status, _, error = request(server[1], "POST", "/v1/users/cross-site/threads/t/turns", body,
+                               {"Content-Type": "text/plain", **headers})
+    assert status == 403 and contract_error(error)["code"] == "cross_site_refused"
+    assert turn_count(server[1], "cross-site", "t") == 0
+
+
+def test_a_same_origin_request_from_the_wall_is_served(server):
+    url, port = server
+    status, _, _ = request(port, "GET", "/v1/agents", headers={
+        "Origin": url, "Sec-Fetch-Site": "same-origin", "Host": f"127.0.0.1:{port}"})
+    assert status == 200
+
+
+def test_the_wall_page_opens_from_a_link_on_another_site(server):
+    status, headers, body = request(server[1], "GET", "/wall", headers={"Sec-Fetch-Site": "cross-site"})
+    assert status == 200 and headers["content-type"].startswith("text/html") and body
+
+
+def test_a_terminal_post_without_origin_keeps_working(server):
+    # What `curl -d '{...}'` sends: form Content-Type, no Origin, no Sec-Fetch-*.
+    status, _, body = request(server[1], "POST", "/v1/agents/auditor/retrieve", b'{"input": "hello"}',
+                              {"Content-Type": "application/x-www-form-urlencoded"})
+    assert status == 200 and json.loads(body)["memory"] == "enabled"
+
+
+def test_listening_beyond_loopback_without_a_token_is_refused(tmp_path: Path, minilm):
+    app = create_app(tmp_path, start_worker=False, ports={"embedder": minilm})
+    try:
+        with pytest.raises(UnsafeBind, match="apiToken"):
+            make_http_server(app, "0.0.0.0", 0)
+    finally:
+        app.close()
+
+
+def test_with_a_token_a_wildcard_bind_serves_and_asks_for_the_token(tmp_path: Path, minilm):
+    app = create_app(tmp_path, start_worker=False, ports={"embedder": minilm}, api_token=TOKEN)
+    try:
+        with serving(app, "0.0.0.0") as url:
+            port = int(urlsplit(url).port or 0)
+            assert request(port, "GET", "/v1/health")[0] == 403
+            ok = request(port, "GET", "/v1/health", headers={"Authorization": f"Bearer {TOKEN}",
+                                                             "Host": "my-workstation.lan"})
+            assert ok[0] == 200
+    finally:
+        app.close()
+
+
+# -- one request, one answer, under concurrency --------------------------------------------------------
+
+
+def test_concurrent_clients_only_ever_see_their_own_users_data(server):
+    """Each client appends its own user's email, then unmasks and lists: never another user's answer.
+
+    The resolvers keep the current event in module state; without one invocation per function at a
+    time, a thread switch mid-request hands one request's event to another. Frequent switches make
+    that race likely if it exists.
+    """
+    port = server[1]
+    users = [f"stress-{n}" for n in range(12)]
+    tokens: dict[str, str] = {}
+    for user in users:
+        body = json.dumps({"turns": [{"role": "user", "content": f"Mail me at {user}@example.com"}]}).encode()
+        status, _, out = request(port, "POST", f"/v1/users/{user}/threads/t/turns", body,
+                                 {"Content-Type": "application/json"})
+        assert status == 201, out
+        content = json.loads(out)["turns"][0]["content"]
+        tokens[user] = re.findall(r"\{\{PII_[A-Z]+_[0-9a-f]+_\d+\}\}", content)[0]
+
+    failures: list[str] = []
+
+    def client(user: str) -> int:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        done = 0
+        try:
+            for _ in range(25):
+                status, _, out = request(port, "POST", f"/v1/users/{user}/threads/t/unmask",
+                                         json.dumps({"text": tokens[user]}).encode(),
+                                         {"Content-Type": "application/json"}, conn=conn)
+                if status != 200 or json.loads(out)["text"] != f"{user}@example.com":
+                    failures.append(f"unmask {user}: {status} {out[:200]!r}")
+                status, _, out = request(port, "GET", f"/v1/users/{user}/threads/t/turns", conn=conn)
+                items = json.loads(out).get("items") if status == 200 else None
+                if not items or any(tokens[user] not in t["content"] for t in items):
+                    failures.append(f"list {user}: {status} {out[:200]!r}")
+                done += 2
+        finally:
+            conn.close()
+        return done
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        with ThreadPoolExecutor(len(users) * 2) as pool:
+            answered = sum(pool.map(client, users * 2))
+    finally:
+        sys.setswitchinterval(interval)
+    assert failures == []
+    assert answered == len(users) * 2 * 50
+
+
+def test_two_invocations_of_one_function_never_overlap(tmp_path: Path, monkeypatch):
+    from agentmem.local import lambda_runtime
+
+    active = {"now": 0, "most": 0}
+    lock = threading.Lock()
+
+    def slow_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+        with lock:
+            active["now"] += 1
+            active["most"] = max(active["most"], active["now"])
+        time.sleep(0.01)
+        with lock:
+            active["now"] -= 1
+        return {"statusCode": 200}
+
+    monkeypatch.setattr(lambda_runtime, "load_handler", lambda *_: slow_handler)
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(lambda _: lambda_runtime.invoke("retrieve", {}), range(32)))
+    assert active["most"] == 1
