@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Annotated, Any, Self
 
+from agentmem.config import RUNTIME_KEYS, ConfigError, ImportanceWeights, Settings, _snake, with_runtime
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -102,11 +103,16 @@ class TenantSettings(_CamelModel):
     max_memory_age_days: int = Field(90, ge=1)
     digest_max_chars: int = Field(500, ge=1)
     eligibility_threshold: float | None = Field(None, ge=0.0, le=1.0)
+    importance: ImportanceWeights = Field(default_factory=ImportanceWeights)
+    profile_token_budget: int = Field(2000, ge=500, le=8000)
+    # Days runs and feedback are kept (DynamoDB TTL); not shorter than maxMemoryAgeDays.
+    retention_days: int = Field(90, ge=1)
     allowed_principals: Annotated[tuple[str, ...], AfterValidator(_unique)] = Field(min_length=1)
     embedding_model_id: str = Field("amazon.titan-embed-text-v2:0", min_length=1)
     embedding_dimension: int = Field(1024, ge=1, le=16_000)
     llm_model_id: str = Field("amazon.nova-lite-v1:0", min_length=1)
-    retention_days: int = 30
+    # Days the functions' and the API's CloudWatch logs are kept.
+    log_retention_days: int = 30
     # One number for every function, or {functionName: number}; none = unreserved.
     reserved_concurrency: int | dict[str, int] | None = None
     vector_collection: VectorCollectionMode = VectorCollectionMode.S3VECTORS
@@ -146,9 +152,9 @@ class TenantSettings(_CamelModel):
             raise ValueError(f"not IAM user/role/root ARNs: {', '.join(bad)}")
         return principals
 
-    @field_validator("retention_days")
+    @field_validator("log_retention_days")
     @classmethod
-    def _retention(cls, days: int) -> int:
+    def _log_retention(cls, days: int) -> int:
         if days not in LOG_RETENTION_DAYS:
             raise ValueError(f"CloudWatch Logs accepts only {sorted(LOG_RETENTION_DAYS)}")
         return days
@@ -178,6 +184,20 @@ class TenantSettings(_CamelModel):
                 f"produces ({', '.join(str(d) for d in sorted(TITAN_V2_DIMENSIONS))})"
             )
         return self
+
+    @model_validator(mode="after")
+    def _runtime_settings_valid(self) -> Self:
+        # The functions validate the settings parameter with agentmem's own rules: so does the synth.
+        try:
+            with_runtime(Settings.model_validate({}), self.runtime_settings())
+        except ConfigError as exc:
+            raise ValueError("; ".join(f"{key}: {message}" for key, message in exc.problems)) from None
+        return self
+
+    def runtime_settings(self) -> dict[str, Any]:
+        """The contract's run-time keys (camelCase), as the stack writes them to the settings parameter."""
+        values = self.model_dump(mode="json", by_alias=True, include={_snake(key) for key in RUNTIME_KEYS})
+        return {key: values[key] for key in RUNTIME_KEYS}
 
     def reserved_concurrency_for(self, function_name: str) -> int | None:
         """The reserved concurrency of one function, or None for unreserved."""

@@ -25,6 +25,7 @@ from infra.constructs.functions import (
 from infra.constructs.keys import TenantKeys
 from infra.constructs.monitoring import TenantMonitoring
 from infra.constructs.s3vectors import TenantS3Vectors
+from infra.constructs.settings_parameter import TenantSettingsParameter
 from infra.constructs.table import MemoryTable
 from infra.constructs.vectors import (
     CollectionRef,
@@ -102,6 +103,7 @@ class TenantStack(Stack):
                 vectors = shared_collection
             vector_access = OpenSearchAccess(vectors.arn)
 
+        runtime_settings = TenantSettingsParameter(self, "Settings", settings=settings)
         layer = DependencyLayer(self, "Dependencies", status=layer_status, require=require_bundle)
         functions = TenantFunctions(
             self,
@@ -117,6 +119,7 @@ class TenantStack(Stack):
                 hmac_key_arn=keys.hmac_key.key_arn,
                 vector_endpoint=vectors.endpoint if vectors else None,
                 vector_bucket=s3_vectors.bucket_name if s3_vectors else None,
+                settings_parameter_name=runtime_settings.parameter.parameter_name,
             ),
             table_arns=[table.table.table_arn, table.gsi1_arn],
             data_key=keys.data_key,
@@ -124,6 +127,7 @@ class TenantStack(Stack):
             event_bus_arn=bus.bus.event_bus_arn,
             vector_access=vector_access,
             removal_policy=removal,
+            settings_parameter_arn=runtime_settings.parameter.parameter_arn,
         )
         for spec in FUNCTIONS:
             consumer = bus.route(spec, keys.data_key, removal)
@@ -143,7 +147,7 @@ class TenantStack(Stack):
                 readers=list(functions.roles_with(Access.VECTORS_READ)),
                 writers=list(functions.roles_with(Access.VECTORS_WRITE)),
                 key=keys.data_key,
-                retention_days=settings.retention_days,
+                retention_days=settings.log_retention_days,
                 removal_policy=removal,
             )
 
@@ -160,7 +164,7 @@ class TenantStack(Stack):
                 tenant=tenant,
                 name="api-access",
                 key=keys.data_key,
-                retention_days=settings.retention_days,
+                retention_days=settings.log_retention_days,
                 removal_policy=removal,
             ),
             rate_limit=settings.api_rate_limit,
@@ -211,6 +215,8 @@ class TenantStack(Stack):
             ("AlarmTopicArn", monitoring.alarm_topic.topic_arn),
             # What operators' commands (agentmem reindex/export/import --stack) need to reach the data.
             ("Tenant", settings.name),
+            # `agentmem config get|set --stack` reads and writes it.
+            ("SettingsParameterName", runtime_settings.parameter.parameter_name),
             ("KmsKeyArn", keys.data_key.key_arn),
             ("HmacKeyArn", keys.hmac_key.key_arn),
             ("EmbeddingModelId", settings.embedding_model_id),

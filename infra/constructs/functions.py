@@ -52,25 +52,27 @@ class Access(StrEnum):
     LLM = "llm"  # InvokeModel (Converse) on the LLM
     VECTORS_READ = "vectors-read"  # search the tenant's vector index
     VECTORS_WRITE = "vectors-write"  # search, write and delete in the tenant's vector index
+    SETTINGS = "settings"  # GetParameter on the tenant's run-time settings parameter
 
 
 A = Access
 _MASKING = frozenset({A.DATA_KEYS, A.PII_HMAC, A.PII_DETECT})
 FUNCTION_ACCESS: Mapping[str, frozenset[Access]] = {
     # Masks the run's input when it names a user; reads the user's memory.
-    "retrieve": frozenset({A.TABLE, A.EMBED, A.VECTORS_READ}) | _MASKING,
+    "retrieve": frozenset({A.TABLE, A.EMBED, A.VECTORS_READ, A.SETTINGS}) | _MASKING,
     # Runs and feedback; deleting a memory removes its vector; publishes FeedbackSubmitted.
-    "feedback": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE}),
-    "indexer": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE}),
+    "feedback": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE, A.SETTINGS}),
+    "indexer": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.SETTINGS}),
     # Masks turns into the vault; erasing a user deletes its facts' vectors; publishes TurnsAppended.
-    "conversations": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE}) | _MASKING,
+    "conversations": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE, A.SETTINGS}) | _MASKING,
     # Reads turns masked already; its guard before the LLM is the regex detector (no KMS, no Comprehend);
     # writes facts and their vectors; publishes Profile* events.
-    "consolidate": frozenset({A.TABLE, A.EMBED, A.LLM, A.PUBLISH, A.VECTORS_WRITE}),
+    "consolidate": frozenset({A.TABLE, A.EMBED, A.LLM, A.PUBLISH, A.VECTORS_WRITE, A.SETTINGS}),
     # Indexes lessons left pending (embeds and writes their vectors).
-    "sweeper": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE}),
+    "sweeper": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.SETTINGS}),
     # Reads the new (masked) turns; embeds them and writes them to the vector index (and its text fields).
-    "turnindexer": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE}),
+    "turnindexer": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.SETTINGS}),
+    # Health and the OpenAPI document read no settings at run time (`get_settings` only).
     "service": frozenset(),
 }
 # What the event source mapping does with the function's role to read its queue (SQS decrypts with the
@@ -116,11 +118,13 @@ def function_environment(
     hmac_key_arn: str,
     vector_endpoint: str | None = None,
     vector_bucket: str | None = None,
+    settings_parameter_name: str | None = None,
 ) -> dict[str, str]:
     """The environment every function reads its configuration from.
 
     `vector_bucket` (S3 Vectors) or `vector_endpoint` (an OpenSearch Serverless collection) says
-    where the vectors are.
+    where the vectors are. The contract's keys here are the deploy-time values; functions overlay
+    the settings parameter's (changed by `agentmem config set --stack`) on them at run time.
     """
     environment = {
         "AGENTMEM_BACKEND": "aws",
@@ -138,6 +142,10 @@ def function_environment(
         "AGENTMEM_TOP_K": str(settings.top_k),
         "AGENTMEM_MAX_MEMORY_AGE_DAYS": str(settings.max_memory_age_days),
         "AGENTMEM_DIGEST_MAX_CHARS": str(settings.digest_max_chars),
+        "AGENTMEM_PROFILE_TOKEN_BUDGET": str(settings.profile_token_budget),
+        "AGENTMEM_RETENTION_DAYS": str(settings.retention_days),
+        "AGENTMEM_IMPORTANCE__IMPORTANT": str(settings.importance.important),
+        "AGENTMEM_IMPORTANCE__UNIMPORTANT": str(settings.importance.unimportant),
         "POWERTOOLS_SERVICE_NAME": POWERTOOLS_SERVICE_NAME,
         "POWERTOOLS_METRICS_NAMESPACE": POWERTOOLS_METRICS_NAMESPACE,
         # Responses carry users' (masked) conversations; keep them out of X-Ray.
@@ -149,6 +157,8 @@ def function_environment(
         environment["AGENTMEM_OPENSEARCH_ENDPOINT"] = vector_endpoint
     if settings.eligibility_threshold is not None:
         environment["AGENTMEM_ELIGIBILITY_THRESHOLD"] = str(settings.eligibility_threshold)
+    if settings_parameter_name is not None:
+        environment["AGENTMEM_SETTINGS_PARAMETER"] = settings_parameter_name
     return environment
 
 
@@ -276,6 +286,7 @@ class TenantFunctions(Construct):
         event_bus_arn: str,
         vector_access: VectorAccess,
         removal_policy: RemovalPolicy,
+        settings_parameter_arn: str | None = None,
     ) -> None:
         super().__init__(scope, construct_id)
         unknown = [spec.name for spec in FUNCTIONS if spec.name not in FUNCTION_ACCESS]
@@ -290,6 +301,7 @@ class TenantFunctions(Construct):
         self._hmac_key = hmac_key
         self._event_bus_arn = event_bus_arn
         self._vector_access = vector_access
+        self._settings_parameter_arn = settings_parameter_arn
         self.functions: dict[str, lambda_.Function] = {}
         self.roles: dict[str, iam.Role] = {}
         for spec in FUNCTIONS:
@@ -311,7 +323,7 @@ class TenantFunctions(Construct):
             tenant=settings.name,
             name=f"lambda/{spec.name}",
             key=self._data_key,
-            retention_days=settings.retention_days,
+            retention_days=settings.log_retention_days,
             removal_policy=removal_policy,
         )
         role = lambda_role(
@@ -380,6 +392,10 @@ class TenantFunctions(Construct):
                         settings.llm_model_id, inference_profile=settings.llm_is_inference_profile
                     ),
                 )
+            )
+        if Access.SETTINGS in access and self._settings_parameter_arn is not None:
+            statements.append(
+                iam.PolicyStatement(actions=["ssm:GetParameter"], resources=[self._settings_parameter_arn])
             )
         if access & {Access.VECTORS_READ, Access.VECTORS_WRITE}:
             statements.extend(self._vector_access.statements(write=Access.VECTORS_WRITE in access))

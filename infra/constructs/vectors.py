@@ -1,6 +1,7 @@
 """OpenSearch Serverless: the vector collections and each tenant's index in one.
 
-Two cost modes (tenant setting `vectorCollection`):
+Two of the three vector modes (tenant setting `vectorCollection`; the third, `s3vectors`, is
+infra/constructs/s3vectors.py):
 
 - `dedicated`: the tenant stack owns a VECTORSEARCH collection whose encryption
   policy names the tenant's CMK. A collection with its own KMS key gets its own

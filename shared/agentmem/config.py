@@ -85,6 +85,14 @@ class Settings(BaseSettings):
     eligibility_threshold: float | None = Field(None, ge=0.0, le=1.0)
     importance: ImportanceWeights = Field(default_factory=ImportanceWeights)
     profile_token_budget: int = Field(2000, ge=500, le=8000)
+    # How long runs and feedback are kept (DynamoDB TTL in AWS, the sweep locally); not shorter than
+    # maxMemoryAgeDays, so a lesson never outlives the run and feedback it was learnt from.
+    retention_days: int = Field(90, ge=1)
+
+    # AWS: the SSM parameter holding the tenant's run-time settings (RUNTIME_KEYS as JSON), and how
+    # long a value read from it is trusted before it is read again.
+    settings_parameter: str | None = None
+    settings_max_age_seconds: int = Field(60, ge=0)
 
     # Local server.
     api_token: str | None = None
@@ -133,6 +141,15 @@ class Settings(BaseSettings):
         if not is_valid_id(tenant):
             raise ValueError(f"invalid tenant {tenant!r}: {ID_PATTERN_TEXT}")
         return tenant
+
+    @model_validator(mode="after")
+    def _check_retention(self) -> Settings:
+        if self.retention_days < self.max_memory_age_days:
+            raise ValueError(
+                f"retentionDays ({self.retention_days}) is shorter than maxMemoryAgeDays "
+                f"({self.max_memory_age_days}): lessons would outlive the runs they were learnt from"
+            )
+        return self
 
     @model_validator(mode="after")
     def _check_backend(self) -> Settings:
@@ -202,6 +219,67 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as exc:
         problems = [(".".join(str(p) for p in err["loc"]) or "config", err["msg"]) for err in exc.errors()]
         raise ConfigError(problems) from None
+
+
+# The contract's keys a tenant may change while running (`agentmem config set`), in camelCase.
+RUNTIME_KEYS: tuple[str, ...] = (
+    "enabledAgents", "topK", "maxMemoryAgeDays", "digestMaxChars", "eligibilityThreshold", "importance",
+    "profileTokenBudget", "retentionDays",
+)
+
+
+def runtime_values(settings: Settings) -> dict[str, Any]:
+    """The run-time keys of `settings`, camelCase, as the settings parameter and `config get` show them."""
+    values = settings.model_dump(mode="json", include={_snake(k) for k in RUNTIME_KEYS})
+    return {key: values[_snake(key)] for key in RUNTIME_KEYS}
+
+
+def with_runtime(base: Settings, values: Any) -> Settings:
+    """`base` with the run-time `values` (camelCase) applied, validated by the same rules as every setting.
+
+    Raises ConfigError naming every problem: a key that is not a run-time key, or a bad value.
+    """
+    if not isinstance(values, dict):
+        raise ConfigError([("settings", f"must be a JSON object of {', '.join(RUNTIME_KEYS)}")])
+    unknown = sorted(set(values) - set(RUNTIME_KEYS))
+    if unknown:
+        raise ConfigError([(key, f"not a run-time setting; known: {', '.join(RUNTIME_KEYS)}") for key in unknown])
+    mistyped = [(key, f"must be {_JSON_TYPES[key][1]}") for key, value in values.items()
+                if not _JSON_TYPES[key][0](value)]
+    if mistyped:
+        # JSON as it is written: pydantic would read `true` as 1 and "3" as 3.
+        raise ConfigError(mistyped)
+    merged = {**base.model_dump(), **{_snake(key): value for key, value in values.items()}}
+    try:
+        # model_validate applies no settings source: only `merged` counts, checked by Settings' rules.
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        problems = [
+            (_camel(".".join(str(p) for p in err["loc"])) or "settings", err["msg"].removeprefix("Value error, "))
+            for err in exc.errors()
+        ]
+        raise ConfigError(problems) from None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+_JSON_TYPES: dict[str, tuple[Any, str]] = {
+    "enabledAgents": (lambda v: isinstance(v, list) and all(isinstance(a, str) for a in v), "a list of agent ids"),
+    "eligibilityThreshold": (lambda v: v is None or _is_number(v), "a number or null"),
+    "importance": (
+        lambda v: isinstance(v, dict) and all(_is_number(x) for x in v.values()),
+        'an object of numbers, e.g. {"important": 1.5, "unimportant": 0.3}',
+    ),
+    **{key: ((lambda v: isinstance(v, int) and not isinstance(v, bool)), "a whole number")
+       for key in ("topK", "maxMemoryAgeDays", "digestMaxChars", "profileTokenBudget", "retentionDays")},
+}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 _lock = threading.Lock()

@@ -29,6 +29,7 @@ from agentmem.service.facts import FactService
 from agentmem.service.memory import MemoryService
 from agentmem.service.profiles import ProfileService
 from agentmem.service.retrieval import RetrievalService
+from agentmem.service.runtime_settings import RuntimeSettings
 from agentmem.service.turn_recall import TurnRecallService
 from agentmem.service.turn_search import HybridTurnRetriever
 from agentmem.service.user_memory import UserMemoryService
@@ -56,6 +57,8 @@ class Services:
     lexical: LexicalIndex | None = None
     # powertools' idempotency records of feedback (api/idempotency.py): built on the first request with a key.
     idempotency_store: BasePersistenceLayer | None = None
+    # The tenant's run-time settings (AWS: the SSM parameter), applied on each `get_services()`.
+    runtime: RuntimeSettings | None = None
     _idempotency_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def feedback_idempotency_store(self) -> BasePersistenceLayer:
@@ -64,6 +67,23 @@ class Services:
             if self.idempotency_store is None:
                 self.idempotency_store = build_idempotency_store(self.settings)
             return self.idempotency_store
+
+    def refresh_settings(self) -> None:
+        """Apply the run-time settings in force, if they changed (a cached read when they did not)."""
+        if self.runtime is None:
+            return
+        current = self.runtime.current()
+        if current is not self.settings:
+            self.apply_settings(current)
+
+    def apply_settings(self, settings: Settings) -> None:
+        """Make `settings` the ones every part reads from now on."""
+        self.settings = settings
+        self.memory.settings = settings
+        if self.profiles is not None:
+            self.profiles.token_budget = settings.profile_token_budget
+        if hasattr(self.memory.store, "max_age_days"):  # DynamoDB: a new lesson's TTL
+            self.memory.store.max_age_days = settings.max_memory_age_days
 
     def close(self) -> None:
         for closeable in (self.memory.store, self.memory.vectors, self.memory.bus, self.lexical):
@@ -189,12 +209,19 @@ def build_services(
         conversations=conversations, profiles=profiles, facts=facts, recall=turn_recall
     )
     retrieval = RetrievalService(memory=memory, users=user_memory)
-    return Services(
+    services = Services(
         settings=settings, memory=memory, retrieval=retrieval,
         conversations=conversations, user_memory=user_memory,
         profiles=profiles, facts=facts, consolidation=consolidation, idempotency_store=idempotency_store,
         turn_recall=turn_recall, lexical=lexical,
     )
+    if settings.backend == "aws" and settings.settings_parameter:
+        from agentmem.adapters.aws.ssm_settings import SsmSettingsParameter
+
+        services.runtime = RuntimeSettings(
+            settings, SsmSettingsParameter(settings.settings_parameter, max_age=settings.settings_max_age_seconds)
+        )
+    return services
 
 
 def build_turn_recall(
@@ -321,11 +348,12 @@ _services: Services | None = None
 
 
 def get_services() -> Services:
-    """The process's services, built on first use."""
+    """The process's services, built on first use, with the run-time settings in force applied."""
     global _services
     with _lock:
         if _services is None:
             _services = build_services(get_settings())
+        _services.refresh_settings()
         return _services
 
 

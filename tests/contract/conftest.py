@@ -2,7 +2,8 @@
 
 The AWS adapters run against moto (`mock_aws`) where moto implements the
 service, and against an in-process double of the server where it does not
-(OpenSearch Serverless: tests/contract/fake_opensearch.py). No network, no
+(OpenSearch Serverless: tests/contract/fake_opensearch.py; S3 Vectors' QueryVectors:
+tests/contract/fake_s3vectors_query.py, beside moto's other S3 Vectors operations). No network, no
 real credentials: the environment gets fake ones for the whole test.
 """
 

@@ -24,7 +24,7 @@ GLOBEX_ROLE = "arn:aws:iam::${AWS::AccountId}:role/globex-agents"
 
 TEST_CONTEXT: dict[str, Any] = {
     "tenants": ["acme", "globex", "initech"],
-    "tenantDefaults": {"allowedPrincipals": [ACME_PRINCIPAL], "retentionDays": 14},
+    "tenantDefaults": {"allowedPrincipals": [ACME_PRINCIPAL], "logRetentionDays": 14},
     "tenantSettings": {
         "acme": {
             "vectorCollection": "dedicated",

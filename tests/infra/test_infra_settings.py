@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -62,7 +63,7 @@ def test_every_problem_of_every_tenant_is_reported_at_once() -> None:
             context(
                 tenants=["acme", "Bad_Name", "globex"],
                 tenantSettings={
-                    "acme": {"topK": 0, "retentionDays": 10, "enabledAgents": ["x", "x"]},
+                    "acme": {"topK": 0, "logRetentionDays": 10, "enabledAgents": ["x", "x"]},
                     "globex": {"embeddingDimension": 300, "allowedPrincipals": ["alice"], "unknownKey": 1},
                 },
             )
@@ -70,7 +71,7 @@ def test_every_problem_of_every_tenant_is_reported_at_once() -> None:
     problems = "\n".join(raised.value.problems)
     for expected in (
         "tenant acme: topK",
-        "tenant acme: retentionDays",
+        "tenant acme: logRetentionDays",
         "tenant acme: enabledAgents",
         "tenant Bad_Name: name",
         "tenant globex: allowedPrincipals",
@@ -78,6 +79,25 @@ def test_every_problem_of_every_tenant_is_reported_at_once() -> None:
     ):
         assert expected in problems
     assert len(raised.value.problems) >= 6
+
+
+def test_every_contract_key_is_settable_per_tenant_and_checked_by_agentmems_own_rules() -> None:
+    [acme] = load_settings(context(tenantSettings={"acme": {
+        "importance": {"important": 2.0, "unimportant": 0.5}, "profileTokenBudget": 4000, "retentionDays": 365,
+        "eligibilityThreshold": 0.4, "enabledAgents": ["bot"], "topK": 3,
+    }})).tenants
+    assert acme.runtime_settings() == {
+        "enabledAgents": ["bot"], "topK": 3, "maxMemoryAgeDays": 90, "digestMaxChars": 500,
+        "eligibilityThreshold": 0.4, "importance": {"important": 2.0, "unimportant": 0.5},
+        "profileTokenBudget": 4000, "retentionDays": 365,
+    }
+    for bad, named in (
+        ({"importance": {"important": 0}}, "importance.important"),
+        ({"profileTokenBudget": 100}, "profileTokenBudget"),
+        ({"retentionDays": 30}, "retentionDays (30) is shorter than maxMemoryAgeDays (90)"),
+    ):
+        with pytest.raises(SettingsError, match=re.escape(named)):
+            load_settings(context(tenantSettings={"acme": bad}))
 
 
 def test_titan_v2_accepts_only_its_dimensions() -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import aws_lambda_powertools.utilities.idempotency.persistence.dynamodb as powertools_dynamodb
+import aws_lambda_powertools.utilities.parameters.ssm as powertools_ssm
 import boto3
 import pytest
 from botocore import xform_name
@@ -59,6 +60,9 @@ ACCESS_CODE: dict[Access, list[tuple[Path, str, tuple[str, ...] | None]]] = {
     Access.LLM: [(ADAPTERS / "bedrock_llm.py", "bedrock-runtime", None)],
     Access.VECTORS_READ: [(ADAPTERS / "s3vectors_index.py", "s3vectors", ("search",))],
     Access.VECTORS_WRITE: [(ADAPTERS / "s3vectors_index.py", "s3vectors", None)],
+    # ssm_settings.py reads through powertools' SSMProvider, whose `_get` makes the call. Its `set`
+    # (PutParameter) serves only `agentmem config set`, run with an operator's credentials.
+    Access.SETTINGS: [(Path(powertools_ssm.__file__), "ssm", ("_get",))],
 }
 # Adapter code no function reaches, by file: DynamoDbTable.scan serves only the store's scan by a status
 # other than "pending", which no service asks for (MemoryService lists pending lessons only).

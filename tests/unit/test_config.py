@@ -71,6 +71,24 @@ def test_the_aws_backend_names_the_resources_it_is_missing(monkeypatch):
     assert "AGENTMEM_TABLE_NAME" in str(caught.value) and "AGENTMEM_KMS_KEY_ARN" in str(caught.value)
 
 
+def test_run_time_settings_are_checked_by_the_same_rules_and_json_types_are_not_coerced():
+    from agentmem.config import ConfigError, runtime_values, with_runtime
+
+    base = load_settings(backend="local")
+    changed = with_runtime(base, {"enabledAgents": ["bot"], "topK": 3, "importance": {"important": 2}})
+    assert (changed.enabled_agents, changed.top_k, changed.importance.important) == (["bot"], 3, 2)
+    assert runtime_values(changed)["importance"] == {"important": 2.0, "unimportant": 0.3}
+    for values, key in (
+        ({"topK": True}, "topK"), ({"topK": "3"}, "topK"), ({"topK": 11}, "topK"),
+        ({"eligibilityThreshold": False}, "eligibilityThreshold"), ({"enabledAgents": "a,b"}, "enabledAgents"),
+        ({"retentionDays": 30}, "settings"), ({"apiToken": "x"}, "apiToken"),
+        ({"importance": {"important": True}}, "importance"),
+    ):
+        with pytest.raises(ConfigError) as raised:
+            with_runtime(base, values)
+        assert [k for k, _ in raised.value.problems] == [key], values
+
+
 def test_the_s3_vectors_store_needs_its_bucket_and_wires_the_s3_vectors_adapter(monkeypatch):
     for name, value in {
         "AGENTMEM_BACKEND": "aws", "AGENTMEM_TABLE_NAME": "t", "AGENTMEM_EVENT_BUS_NAME": "b",
