@@ -91,17 +91,10 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         description="Transcripts, the PII vault, profiles and facts of users.",
     ),
     FunctionSpec(
-        name="turnindexer",
-        consumes=("TurnsAppended",),
-        timeout_seconds=60,
-        # Before consolidate: indexing is quick, so recall sees new turns before the LLM has finished.
-        description="Indexes new turns for recall: their vectors, and their words where the store has a keyword side.",
-    ),
-    FunctionSpec(
         name="consolidate",
         consumes=("TurnsAppended",),
         timeout_seconds=120,
-        description="Rewrites a user's profile and extracts facts after new turns.",
+        description="Indexes new turns for recall, then rewrites the user's profile and extracts facts.",
     ),
     FunctionSpec(
         name="sweeper",

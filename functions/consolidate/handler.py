@@ -1,4 +1,4 @@
-"""Consumes TurnsAppended from the tenant's bus: learn facts and rewrite the user's profile.
+"""Consumes TurnsAppended from the tenant's bus: index the turns for recall, learn facts, rewrite the profile.
 
 One structured log line per run says how it went, and the bus gets
 ProfileUpdated, ProfileUnchanged or ProfileUpdateFailed. A backend failure (or a
@@ -28,8 +28,13 @@ def consolidate_turns(event: TurnsAppendedEvent) -> dict[str, Any]:
         # A bus is per tenant; an event of another tenant is a wiring mistake, never data to act on.
         logger.error("event for another tenant dropped", extra={"event_tenant": detail.tenant})
         return {"status": "ignored"}
-    if services.consolidation is None:  # pragma: no cover - build_services always wires it
+    if services.consolidation is None or services.turn_recall is None:  # pragma: no cover - always wired
         raise RuntimeError("consolidation is not wired")
+    # First the turns are indexed for recall (quick, and idempotent: a retried event indexes them again).
+    # In this function rather than one of its own: another queue, poller and alarm would cost more at
+    # rest than a small tenant's whole budget allows.
+    indexed = services.turn_recall.index_appended(detail.user_id, detail.thread_id, detail.from_seq, detail.to_seq)
+    count("TurnsIndexed", indexed)
     result = services.consolidation.consolidate(detail.user_id, detail.thread_id, detail.from_seq, detail.to_seq)
     logger.info(
         "profile consolidation",

@@ -135,7 +135,6 @@ def test_minimal_monitoring_keeps_the_lost_work_alarms_and_no_dashboard(synthesi
         "agentmem-initech-Api5xx",
         "agentmem-initech-IndexerDeadLetterQueueDepth",
         "agentmem-initech-ConsolidateDeadLetterQueueDepth",
-        "agentmem-initech-TurnindexerDeadLetterQueueDepth",
     }
     assert not synthesised.resources(STACK, "AWS::CloudWatch::Dashboard")
     assert synthesised.resources("AgentMem-acme", "AWS::CloudWatch::Dashboard")

@@ -8,7 +8,7 @@ What a new user of a local agentmem would do, step by step:
    first speaker's turns are `user` turns, the other's `assistant` turns; each turn's content is
    "Speaker: words", with " [shares <caption>]" for a shared image (the BLIP caption, as in the
    paper), because that is what a transcript of two people says;
-3. the event worker is drained, which is the asynchronous indexing (`turnindexer`) and consolidation;
+3. the event worker is drained: the asynchronous indexing and consolidation (the `consolidate` function);
 4. each question is a `POST /v1/agents/{a}/retrieve` with the conversation's user, in a new thread
    of its own, and its `recalled` turns are mapped back to dialog ids by (threadId, seq).
 
