@@ -59,6 +59,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         routes=(
             ("GET", "/v1/agents"),
             ("POST", "/v1/agents/{agentId}/runs"),
+            ("GET", "/v1/agents/{agentId}/runs"),
             ("GET", "/v1/agents/{agentId}/runs/{runId}"),
             ("PUT", "/v1/agents/{agentId}/runs/{runId}/output"),
             ("POST", "/v1/agents/{agentId}/runs/{runId}/feedback"),

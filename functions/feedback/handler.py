@@ -7,9 +7,10 @@ from typing import Annotated, Any
 from agentmem.api.idempotency import submit_feedback_once
 from agentmem.api.models import FeedbackRequest, MemoryPatchRequest, RunCreateRequest, RunOutputRequest
 from agentmem.api.observability import count, logger, metrics, tracer
-from agentmem.api.presenters import memory_json, run_json
+from agentmem.api.presenters import SNIPPET_CHARS, memory_json, run_json, run_summary_json
 from agentmem.api.resolver import PathId, json_response, make_resolver, no_content
 from agentmem.domain.ids import ID_REGEX
+from agentmem.domain.models import VerdictFilter
 from agentmem.wiring import get_services
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
@@ -38,6 +39,31 @@ def create_run(agentId: PathId, request: Annotated[RunCreateRequest, Body()]) ->
 def set_output(agentId: PathId, runId: PathId, request: Annotated[RunOutputRequest, Body()]) -> Response[Any]:
     get_services().memory.set_output(agentId, runId, request.output)
     return no_content()
+
+
+@router.get(
+    "/v1/agents/<agentId>/runs",
+    summary="The agent's runs, newest first: the editors' review queue",
+    description=(
+        "`feedback=none` lists the runs awaiting a verdict, `up` or `down` those whose newest feedback has "
+        "that rating, `any` (the default) every run. Inputs and outputs are masked, as stored, and cut to "
+        f"{SNIPPET_CHARS} characters (`inputTruncated`, `outputTruncated`); `GET .../runs/{{runId}}` has them "
+        "whole. Each feedback names the lesson it became and that lesson's status (`pending` until it is "
+        "indexed and can be retrieved). A cursor pages only the `feedback` filter it was returned for. In AWS "
+        "the listing reads an index: a run leaves `feedback=none` a moment after its feedback is accepted."
+    ),
+)
+def list_runs(
+    agentId: PathId,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(max_length=2048)] = None,
+    feedback: Annotated[VerdictFilter, Query(description="none | up | down | any")] = "any",
+) -> dict[str, Any]:
+    page, lessons = get_services().memory.list_runs(agentId, limit, cursor, feedback)
+    return {
+        "items": [run_summary_json(run, lessons[run.run_id]) for run in page.items],
+        "nextCursor": page.next_cursor,
+    }
 
 
 @router.get("/v1/agents/<agentId>/runs/<runId>", summary="A run: input, output, injected lessons, feedback")

@@ -147,6 +147,122 @@ def test_a_second_feedback_on_a_run_is_appended(record_store: Any) -> None:
     record_store.add_feedback(first, first_memory)
     record_store.add_feedback(second, second_memory)
     assert record_store.get_run("acme", "agent-a", "run-1").feedback_ids == [first.feedback_id, second.feedback_id]
+    assert record_store.get_run("acme", "agent-a", "run-1").verdict == "up"
+
+
+# Runs listing (the editors' review queue)
+
+
+def put_runs(store: Any, count: int, *, tenant: str = "acme", agent: str = "agent-a") -> list[Run]:
+    """`count` runs one second apart, no feedback yet (the last is the newest)."""
+    runs = [make_run(f"run-{i:03d}", tenant=tenant, agent=agent, at=T0 + i) for i in range(count)]
+    for run in runs:
+        store.put_run(run)
+    return runs
+
+
+def give(store: Any, run: Run, rating: str, n: int = 1, at: float | None = None) -> None:
+    feedback, memory = make_feedback(run.run_id, n, tenant=run.tenant, agent=run.agent_id, rating=rating,
+                                     at=at if at is not None else run.created_at + 60)
+    store.add_feedback(feedback, memory)
+
+
+def listed(store: Any, verdict: str = "any", *, limit: int = 100, agent: str = "agent-a",
+           tenant: str = "acme") -> list[str]:
+    """Every run id of a listing, walking all its pages."""
+    seen: list[str] = []
+    cursor = None
+    for _ in range(50):
+        page = store.list_runs(tenant, agent, limit=limit, cursor=cursor, verdict=verdict)
+        assert len(page.items) <= limit
+        seen += [r.run_id for r in page.items]
+        cursor = page.next_cursor
+        if cursor is None:
+            return seen
+    raise AssertionError("paging does not end")
+
+
+def test_runs_are_listed_newest_first_and_pages_cover_each_run_exactly_once(record_store: Any) -> None:
+    runs = put_runs(record_store, 7)
+    newest_first = [r.run_id for r in reversed(runs)]
+    assert listed(record_store, limit=3) == newest_first
+    assert listed(record_store, limit=100) == newest_first
+    first = record_store.list_runs("acme", "agent-a", limit=3)
+    assert [r.run_id for r in first.items] == newest_first[:3] and first.next_cursor is not None
+    assert record_store.list_runs("acme", "agent-a", limit=7).next_cursor is None
+    assert record_store.list_runs("acme", "agent-a", limit=7).items == list(reversed(runs))
+
+
+def test_a_run_awaits_a_verdict_until_its_feedback_then_lists_under_its_rating(record_store: Any) -> None:
+    runs = put_runs(record_store, 5)
+    assert listed(record_store, "none") == [r.run_id for r in reversed(runs)]
+    give(record_store, runs[1], "down")
+    give(record_store, runs[3], "up")
+    assert listed(record_store, "none", limit=2) == ["run-004", "run-002", "run-000"]
+    assert listed(record_store, "down") == ["run-001"]
+    assert listed(record_store, "up") == ["run-003"]
+    assert listed(record_store, "any", limit=2) == ["run-004", "run-003", "run-002", "run-001", "run-000"]
+    [down] = record_store.list_runs("acme", "agent-a", limit=10, verdict="down").items
+    assert down.verdict == "down" and down.feedback_ids == ["fb-run-001-1"]
+    assert record_store.get_run("acme", "agent-a", "run-000").verdict is None
+
+
+def test_the_newest_feedback_decides_the_verdict(record_store: Any) -> None:
+    [run] = put_runs(record_store, 1)
+    give(record_store, run, "up", n=1)
+    give(record_store, run, "down", n=2, at=T0 + 120)
+    assert record_store.get_run("acme", "agent-a", run.run_id).verdict == "down"
+    assert listed(record_store, "down") == [run.run_id]
+    assert listed(record_store, "up") == [] and listed(record_store, "none") == []
+    assert listed(record_store, "any") == [run.run_id]
+
+
+def test_unfiltered_pages_interleave_verdicts_in_time_order(record_store: Any) -> None:
+    runs = put_runs(record_store, 9)
+    for run, rating in zip(runs, ["up", "down", None, "down", None, "up", "up", None, "down"], strict=True):
+        if rating:
+            give(record_store, run, rating)
+    expected = [r.run_id for r in reversed(runs)]
+    for limit in (1, 2, 4, 9):
+        assert listed(record_store, "any", limit=limit) == expected, limit
+
+
+def test_runs_created_in_the_same_instant_are_ordered_by_id_and_none_is_lost(record_store: Any) -> None:
+    for run_id in ("run-b", "run-a", "run-c"):
+        record_store.put_run(make_run(run_id, at=T0))
+    assert listed(record_store, limit=1) == ["run-c", "run-b", "run-a"]
+
+
+def test_a_cursor_of_one_verdict_does_not_page_another(record_store: Any) -> None:
+    put_runs(record_store, 3)
+    cursor = record_store.list_runs("acme", "agent-a", limit=1, verdict="none").next_cursor
+    assert cursor is not None
+    assert [r.run_id for r in record_store.list_runs("acme", "agent-a", limit=5, cursor=cursor, verdict="none").items] \
+        == ["run-001", "run-000"]
+    with pytest.raises(InvalidInput) as caught:
+        record_store.list_runs("acme", "agent-a", limit=1, cursor=cursor, verdict="any")
+    assert [d["field"] for d in caught.value.details] == ["cursor"]
+
+
+@pytest.mark.parametrize("cursor", ["not-a-cursor!", "e30", "W10", "eyJ2IjoiYW55In0", "%%%"])
+def test_a_bad_runs_cursor_is_invalid_input_naming_the_cursor(record_store: Any, cursor: str) -> None:
+    put_runs(record_store, 2)
+    with pytest.raises(InvalidInput) as caught:
+        record_store.list_runs("acme", "agent-a", limit=1, cursor=cursor)
+    assert [d["field"] for d in caught.value.details] == ["cursor"]
+
+
+def test_runs_of_another_agent_or_tenant_are_never_listed(record_store: Any) -> None:
+    put_runs(record_store, 2, agent="agent-a")
+    put_runs(record_store, 3, agent="agent-b")
+    put_runs(record_store, 4, tenant="globex", agent="agent-a")
+    give(record_store, make_run("run-000", tenant="globex"), "down")
+    page = record_store.list_runs("acme", "agent-a", limit=10)
+    assert [(r.tenant, r.agent_id, r.run_id) for r in page.items] == [
+        ("acme", "agent-a", "run-001"), ("acme", "agent-a", "run-000")]
+    assert listed(record_store, "down") == []
+    assert listed(record_store, "down", tenant="globex") == ["run-000"]
+    assert listed(record_store, agent="agent-c") == []
 
 
 # Memories

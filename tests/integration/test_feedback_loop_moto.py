@@ -454,3 +454,22 @@ def test_every_key_of_every_item_starts_with_the_tenant(world):
     assert [p for p in partitions if not p.startswith(prefix)] == []
     assert [i["gsi1pk"]["S"] for i in items if "gsi1pk" in i and not i["gsi1pk"]["S"].startswith(prefix)] == []
     assert {document["tenant"] for document in world.lesson_documents()} == {TENANT}
+
+
+def test_the_review_queue_lists_runs_awaiting_a_verdict_and_a_verdict_moves_the_run_out(world):
+    judged, receipt = run_with_feedback(world)
+    status, answer = world.call("POST", "/v1/agents/auditor/retrieve", {"input": UNRELATED})
+    waiting = answer["runId"]
+
+    status, queue = world.call("GET", "/v1/agents/auditor/runs?feedback=none")
+    assert status == 200 and [item["runId"] for item in queue["items"]] == [waiting]
+    status, down = world.call("GET", "/v1/agents/auditor/runs?feedback=down")
+    [item] = down["items"]
+    assert item["runId"] == judged and item["verdict"] == "down" and item["output"] == OUTPUT
+    assert item["feedback"][0]["memoryId"] == receipt["memoryId"] and item["feedback"][0]["lessonStatus"] == "pending"
+    world.index()
+    status, every = world.call("GET", "/v1/agents/auditor/runs?limit=1")
+    assert [i["runId"] for i in every["items"]] == [waiting] and every["nextCursor"]
+    status, rest = world.call("GET", f"/v1/agents/auditor/runs?limit=1&cursor={every['nextCursor']}")
+    assert [i["runId"] for i in rest["items"]] == [judged] and rest["nextCursor"] is None
+    assert rest["items"][0]["feedback"][0]["lessonStatus"] == "indexed"

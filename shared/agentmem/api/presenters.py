@@ -5,7 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from agentmem.domain.models import Memory, Run
+from agentmem.domain.snippets import snippet
 from agentmem.domain.timestamps import iso_utc
+
+# Enough of a run's input and output to judge it in a queue; the run's own route has them whole.
+SNIPPET_CHARS = 600
 
 
 def memory_json(m: Memory) -> dict[str, Any]:
@@ -24,6 +28,21 @@ def memory_json(m: Memory) -> dict[str, Any]:
     }
 
 
+def feedback_json(lessons: list[Memory]) -> list[dict[str, Any]]:
+    """A run's feedback, oldest first, each with the status of the lesson it became (pending until indexed)."""
+    return [
+        {
+            "feedbackId": m.feedback_id,
+            "memoryId": m.memory_id,
+            "rating": m.rating,
+            "comment": m.comment,
+            "lessonStatus": m.status,
+            "createdAt": iso_utc(m.created_at),
+        }
+        for m in sorted(lessons, key=lambda m: (m.created_at, m.feedback_id))
+    ]
+
+
 def run_json(run: Run, lessons: list[Memory]) -> dict[str, Any]:
     return {
         "runId": run.run_id,
@@ -33,15 +52,25 @@ def run_json(run: Run, lessons: list[Memory]) -> dict[str, Any]:
         "userId": run.user_id,
         "threadId": run.thread_id,
         "injectedMemoryIds": run.injected_memory_ids,
-        "feedback": [
-            {
-                "feedbackId": m.feedback_id,
-                "memoryId": m.memory_id,
-                "rating": m.rating,
-                "comment": m.comment,
-                "createdAt": iso_utc(m.created_at),
-            }
-            for m in sorted(lessons, key=lambda m: m.created_at)
-        ],
+        "feedback": feedback_json(lessons),
+        "verdict": run.verdict,
+        "createdAt": iso_utc(run.created_at),
+    }
+
+
+def run_summary_json(run: Run, lessons: list[Memory]) -> dict[str, Any]:
+    """A run as the runs listing shows it: input and output cut to snippets (the run itself has them whole)."""
+    input_text, input_cut = snippet(run.input, SNIPPET_CHARS)
+    output_text, output_cut = snippet(run.output, SNIPPET_CHARS) if run.output is not None else (None, False)
+    return {
+        "runId": run.run_id,
+        "input": input_text,
+        "inputTruncated": input_cut,
+        "output": output_text,
+        "outputTruncated": output_cut,
+        "userId": run.user_id,
+        "injectedMemoryIds": run.injected_memory_ids,
+        "feedback": feedback_json(lessons),
+        "verdict": run.verdict,
         "createdAt": iso_utc(run.created_at),
     }

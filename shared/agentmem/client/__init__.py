@@ -35,6 +35,8 @@ from agentmem.client.models import (
     RetrieveResult,
     Run,
     RunFeedback,
+    RunPage,
+    RunSummary,
     Turn,
     TurnPage,
 )
@@ -62,6 +64,8 @@ __all__ = [
     "RetrieveResult",
     "Run",
     "RunFeedback",
+    "RunPage",
+    "RunSummary",
     "ServerError",
     "Throttled",
     "TooLarge",

@@ -40,8 +40,11 @@ from agentmem.client.models import (
     Rating,
     RetrieveResult,
     Run,
+    RunPage,
+    RunSummary,
     Turn,
     TurnPage,
+    VerdictFilter,
     items_of,
 )
 from agentmem.client.signing import SigV4Signer, host_header, is_execute_api_url, region_from_url
@@ -402,6 +405,34 @@ class MemoryClient:
         receipt = _parse(FeedbackReceipt, answer)
         receipt.idempotency_key = key
         return receipt
+
+    def list_runs(
+        self,
+        agent_id: str,
+        *,
+        feedback: VerdictFilter = "any",
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> RunPage:
+        """One page of the agent's runs, newest first; `feedback="none"` is the queue awaiting a verdict."""
+        answer = self.request(
+            "GET",
+            f"/v1/agents/{_segment(agent_id)}/runs",
+            query={"feedback": feedback, "limit": limit, "cursor": cursor},
+        )
+        return _parse(RunPage, answer)
+
+    def iter_runs(
+        self, agent_id: str, *, feedback: VerdictFilter = "any", page_size: int = 100
+    ) -> Iterator[RunSummary]:
+        """Every run of the agent under the `feedback` filter, newest first, fetching pages as it goes."""
+        cursor: str | None = None
+        while True:
+            page = self.list_runs(agent_id, feedback=feedback, limit=page_size, cursor=cursor)
+            yield from page.items
+            if not page.next_cursor:
+                return
+            cursor = page.next_cursor
 
     def list_memories(self, agent_id: str, *, limit: int | None = None, cursor: str | None = None) -> MemoryPage:
         """One page of the agent's lessons, newest first."""

@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel
 
 Role = Literal["system", "user", "assistant"]
 Rating = Literal["up", "down"]
+VerdictFilter = Literal["none", "up", "down", "any"]
 Importance = Literal["important", "unimportant", "neutral"] | float
 
 
@@ -96,6 +97,8 @@ class RunFeedback(ApiModel):
     memory_id: str | None = None
     rating: Rating
     comment: str | None = None
+    # The status of the lesson this feedback became: "pending" until indexed (then retrievable).
+    lesson_status: str | None = None
     created_at: datetime | None = None
 
 
@@ -108,6 +111,7 @@ class Run(ApiModel):
     thread_id: str | None = None
     injected_memory_ids: list[str] = Field(default_factory=list)
     feedback: list[RunFeedback] = Field(default_factory=list)
+    verdict: Rating | None = None
     created_at: datetime | None = None
 
 
@@ -133,6 +137,27 @@ class Memory(ApiModel):
     status: str | None = None
     injected_count: int | None = None
     created_at: datetime | None = None
+
+
+class RunSummary(ApiModel):
+    """A run as the runs listing (the review queue) shows it: input and output cut to snippets."""
+
+    run_id: str
+    input: str
+    input_truncated: bool = False
+    output: str | None = None
+    output_truncated: bool = False
+    user_id: str | None = None
+    injected_memory_ids: list[str] = Field(default_factory=list)
+    feedback: list[RunFeedback] = Field(default_factory=list)
+    # The newest feedback's rating; None while the run awaits a verdict.
+    verdict: Rating | None = None
+    created_at: datetime | None = None
+
+
+class RunPage(ApiModel):
+    items: list[RunSummary]
+    next_cursor: str | None = None
 
 
 class MemoryPage(ApiModel):

@@ -7,6 +7,9 @@ from typing import Literal
 
 Rating = Literal["up", "down"]
 MemoryStatus = Literal["pending", "indexed", "deleted"]
+# Which runs a listing shows: "none" those awaiting a verdict, "up"/"down" those whose newest
+# feedback has that rating, "any" every run.
+VerdictFilter = Literal["none", "up", "down", "any"]
 
 
 @dataclass
@@ -23,6 +26,8 @@ class Run:
     thread_id: str | None = None
     injected_memory_ids: list[str] = field(default_factory=list)
     feedback_ids: list[str] = field(default_factory=list)
+    # The rating of the newest feedback; None while the run awaits an editor's verdict.
+    verdict: Rating | None = None
 
 
 @dataclass

@@ -27,6 +27,7 @@ from agentmem.local.http_common import Response, bearer_token_ok, error_response
 from agentmem.local.http_server import LocalHttpServer
 from agentmem.local.lambda_runtime import invoke
 from agentmem.local.security import ensure_safe_bind
+from agentmem.local.static_files import static_extension
 from agentmem.local.worker import EventWorker
 from agentmem.wiring import Services, build_services, set_services
 
@@ -132,7 +133,7 @@ def extensions(app: LocalApp) -> list[Extension]:
     Each is an `Extension` (agentmem.local.asgi): a Starlette route tried before the API, which
     passes the same Host, cross-site and token checks unless it opens some methods to everyone.
     """
-    return []
+    return [static_extension()]
 
 
 def make_http_server(

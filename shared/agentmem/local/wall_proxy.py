@@ -29,6 +29,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 from agentmem.client.client import HttpTransport
 from agentmem.client.signing import SigV4Signer, region_from_url
 from agentmem.local.http_common import Response, bearer_token_ok, error_body, error_response, loopback_addresses
+from agentmem.local.static_files import STATIC_HEADERS, WIDGET_PATH, widget_script
 
 log = logging.getLogger(__name__)
 
@@ -133,6 +134,9 @@ class WallProxy:
             if path == "/":
                 return 302, {"Location": "/wall", "Content-Length": "0"}, b""
             return 200, dict(PAGE_HEADERS), wall_page()
+        if method in {"GET", "HEAD"} and path == WIDGET_PATH:
+            # The wall's Runs tab gives feedback through the widget, from this origin.
+            return 200, {"Content-Type": "text/javascript; charset=utf-8", **STATIC_HEADERS}, widget_script()
         upstream_path = _upstream_path(path)
         if upstream_path is None:
             return error_response(404, "not_found", f"no route for {method} {path}; the wall is at /wall")

@@ -6,11 +6,15 @@ is by opaque cursor, and writes that two callers could race are conditional.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from agentmem.domain.models import Feedback, Memory, MemoryStatus, Run
+from agentmem.domain.errors import InvalidInput
+from agentmem.domain.models import Feedback, Memory, MemoryStatus, Run, VerdictFilter
 
 T = TypeVar("T")
 
@@ -34,11 +38,26 @@ class RecordStore(Protocol):
     def set_run_output(self, tenant: str, agent_id: str, run_id: str, output: str) -> None:
         """Raises NotFound for an unknown run."""
 
+    def list_runs(
+        self,
+        tenant: str,
+        agent_id: str,
+        *,
+        limit: int,
+        cursor: str | None = None,
+        verdict: VerdictFilter = "any",
+    ) -> Page[Run]:
+        """Runs of an agent, newest first (ties by run id), filtered by verdict.
+
+        A cursor belongs to its filter: InvalidInput for one this store did not return for it.
+        """
+
     def add_feedback(self, feedback: Feedback, memory: Memory) -> tuple[Feedback, bool]:
         """Store feedback and the memory it creates, atomically, once per feedback id.
 
         Returns (stored feedback, created). When the feedback id exists already
         (an idempotent retry) nothing is written and the stored one is returned.
+        The run's verdict becomes the feedback's rating.
         """
 
     def get_memory(self, tenant: str, agent_id: str, memory_id: str) -> Memory | None: ...
@@ -74,3 +93,28 @@ class RecordStore(Protocol):
 
     def list_memories_by_status(self, tenant: str, status: MemoryStatus, *, limit: int) -> list[Memory]:
         """Memories in a status across agents (to find lessons still waiting to be indexed)."""
+
+
+def encode_run_cursor(verdict: VerdictFilter, created_at: float, run_id: str) -> str:
+    """An opaque cursor: the `verdict` listing goes on with runs older than (created_at, run_id)."""
+    raw = json.dumps({"v": verdict, "at": created_at, "run": run_id}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_run_cursor(cursor: str, verdict: VerdictFilter) -> tuple[float, str]:
+    """The position a cursor of the `verdict` listing stands for; InvalidInput for anything else."""
+    try:
+        plain = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+        at, run_id = plain["at"], plain["run"]
+        if (
+            plain["v"] == verdict
+            and isinstance(at, int | float)
+            and not isinstance(at, bool)
+            and isinstance(run_id, str)
+        ):
+            return float(at), run_id
+    except (ValueError, TypeError, KeyError, binascii.Error):
+        pass
+    raise InvalidInput(
+        "invalid cursor", [{"field": "cursor", "message": "not a cursor this API returned for this feedback filter"}]
+    )

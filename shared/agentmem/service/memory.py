@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from agentmem.config import Settings
 from agentmem.domain.errors import BackendUnavailable, Conflict, MemoryDisabled, NotFound
 from agentmem.domain.lessons import build_digest, resolve_importance
-from agentmem.domain.models import Feedback, Memory, Rating, Run
+from agentmem.domain.models import Feedback, Memory, Rating, Run, VerdictFilter
 from agentmem.ports.clock import new_id, now
 from agentmem.ports.embedder import Embedder
 from agentmem.ports.events import DomainEvent, EventBus
@@ -95,6 +95,20 @@ class MemoryService:
         """The lessons this run's feedback became (one per feedback)."""
         ids = [_derived_id("mem", self.tenant, run.agent_id, fid) for fid in run.feedback_ids]
         return self.store.get_memories(self.tenant, run.agent_id, ids)
+
+    def list_runs(
+        self, agent_id: str, limit: int, cursor: str | None, verdict: VerdictFilter = "any"
+    ) -> tuple[Page[Run], dict[str, list[Memory]]]:
+        """A page of the agent's runs, newest first, with the lessons each run's feedback became (by run id).
+
+        The lessons of the whole page are read in one call, not one per run.
+        """
+        page = self.store.list_runs(self.tenant, agent_id, limit=limit, cursor=cursor, verdict=verdict)
+        ids = [_derived_id("mem", self.tenant, agent_id, fid) for run in page.items for fid in run.feedback_ids]
+        by_run: dict[str, list[Memory]] = {run.run_id: [] for run in page.items}
+        for lesson in self.store.get_memories(self.tenant, agent_id, ids) if ids else []:
+            by_run.setdefault(lesson.run_id, []).append(lesson)
+        return page, by_run
 
     # Feedback
 

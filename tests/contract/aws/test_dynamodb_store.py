@@ -206,3 +206,31 @@ def test_an_existing_feedback_is_read_back_when_its_put_was_the_failed_condition
     stubber.add_response("get_item", {"Item": stored})
     with stubber:
         assert store.add_feedback(feedback, memory) == (feedback, False)
+
+
+def test_a_run_is_indexed_under_its_verdict_and_feedback_moves_it_in_the_same_write(store: DynamoDbRecordStore) -> None:
+    store.put_run(make_run("run-1"))
+    item = raw_item("T#acme#A#agent-a", "RUN#run-1")
+    assert item["gsi1pk"] == {"S": "T#acme#A#agent-a#RUN#none"}
+    assert item["gsi1sk"] == {"S": "0001750000000.000000#run-1"}
+    assert "verdict" not in item
+    store.add_feedback(*make_feedback("run-1", rating="up"))
+    item = raw_item("T#acme#A#agent-a", "RUN#run-1")
+    assert item["gsi1pk"] == {"S": "T#acme#A#agent-a#RUN#up"} and item["verdict"] == {"S": "up"}
+    assert item["gsi1sk"] == {"S": "0001750000000.000000#run-1"}
+
+
+def test_the_review_queue_is_one_query_of_the_index_and_no_scan(store: DynamoDbRecordStore) -> None:
+    for n in range(3):
+        store.put_run(make_run(f"run-{n}", at=T0 + n))
+    calls: list[tuple[str, dict[str, Any]]] = []
+    store.client.meta.events.register(
+        "provide-client-params.dynamodb.*", lambda params, model, **_: calls.append((model.name, params))
+    )
+    page = store.list_runs("acme", "agent-a", limit=2, verdict="none")
+    assert [r.run_id for r in page.items] == ["run-2", "run-1"]
+    assert [(name, params["IndexName"], params["Limit"]) for name, params in calls] == [("Query", "gsi1", 3)]
+
+    calls.clear()
+    store.list_runs("acme", "agent-a", limit=2, verdict="any")
+    assert [name for name, _ in calls] == ["Query"] * 3  # one per verdict, merged by the sort key

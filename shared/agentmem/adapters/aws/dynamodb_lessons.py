@@ -223,7 +223,9 @@ class DynamoDbLessonRecords(DynamoDbRecords):
                 {
                     "Update": {
                         "TableName": self.table_name,
-                        **run_feedback_update(tenant, agent_id, feedback.run_id, feedback.feedback_id),
+                        **run_feedback_update(
+                            tenant, agent_id, feedback.run_id, feedback.feedback_id, feedback.rating
+                        ),
                     }
                 },
             ]

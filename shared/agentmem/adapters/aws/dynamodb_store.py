@@ -3,6 +3,7 @@
 Keys (the CDK table: `pk`/`sk` strings, GSI `gsi1` on `gsi1pk`/`gsi1sk`, TTL attribute `ttl`):
 
 - run:            pk `T#{tenant}#A#{agent}`, sk `RUN#{run_id}`                        (dynamodb_runs)
+                  gsi1pk `T#{tenant}#A#{agent}#RUN#{none|up|down}`, gsi1sk `{created_at:020.6f}#{run_id}`
 - feedback:       pk `T#{tenant}#A#{agent}`, sk `FB#{feedback_id}`                    (dynamodb_lessons)
 - memory:         pk `T#{tenant}#A#{agent}`, sk `MEM#{memory_id}`,
                   gsi1pk `T#{tenant}#A#{agent}#MEM`, gsi1sk `{created_at:020.6f}#{memory_id}`, ttl

@@ -12,15 +12,15 @@ from typing import Any
 
 from agentmem.adapters.local.sqlite_base import SqliteDatabase
 from agentmem.domain.errors import Conflict, InvalidInput, NotFound
-from agentmem.domain.models import Feedback, Memory, MemoryStatus, Run
-from agentmem.ports.records import Page
+from agentmem.domain.models import Feedback, Memory, MemoryStatus, Run, VerdictFilter
+from agentmem.ports.records import Page, decode_run_cursor, encode_run_cursor
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     tenant TEXT NOT NULL, agent_id TEXT NOT NULL, run_id TEXT NOT NULL,
     input TEXT NOT NULL, output TEXT, user_id TEXT, thread_id TEXT,
     injected TEXT NOT NULL DEFAULT '[]', feedback_ids TEXT NOT NULL DEFAULT '[]',
-    created_at REAL NOT NULL,
+    created_at REAL NOT NULL, verdict TEXT,
     PRIMARY KEY (tenant, agent_id, run_id)
 );
 CREATE TABLE IF NOT EXISTS feedback (
@@ -39,6 +39,20 @@ CREATE TABLE IF NOT EXISTS memories (
 CREATE INDEX IF NOT EXISTS memories_newest ON memories (tenant, agent_id, status, created_at DESC, memory_id DESC);
 CREATE INDEX IF NOT EXISTS memories_by_status ON memories (tenant, status);
 """
+# Runs listings, newest first: every run of an agent, or those with one verdict (NULL: awaiting one).
+# Created after the migration below, since a file from before it has no verdict column yet.
+RUN_INDEXES = """
+CREATE INDEX IF NOT EXISTS runs_newest ON runs (tenant, agent_id, created_at DESC, run_id DESC);
+CREATE INDEX IF NOT EXISTS runs_by_verdict ON runs (tenant, agent_id, verdict, created_at DESC, run_id DESC);
+"""
+# A run's verdict is its newest feedback's rating (the feedback table has the history).
+BACKFILL_VERDICTS = """
+UPDATE runs SET verdict = (
+    SELECT f.rating FROM feedback f
+    WHERE f.tenant = runs.tenant AND f.agent_id = runs.agent_id AND f.run_id = runs.run_id
+    ORDER BY f.created_at DESC, f.feedback_id DESC LIMIT 1
+)
+"""
 
 
 class SqliteRecordStore:
@@ -46,6 +60,17 @@ class SqliteRecordStore:
 
     def __init__(self, path: Path):
         self._db = SqliteDatabase(path, SCHEMA)
+        self._add_verdicts()
+
+    def _add_verdicts(self) -> None:
+        """Give a data folder from before the runs listing its verdict column, filled from its feedback."""
+        with self._db.transaction() as conn:
+            columns = {row["name"] for row in conn.execute("PRAGMA table_info(runs)")}
+            if "verdict" not in columns:
+                conn.execute("ALTER TABLE runs ADD COLUMN verdict TEXT")
+                conn.execute(BACKFILL_VERDICTS)
+            for statement in filter(str.strip, RUN_INDEXES.split(";")):
+                conn.execute(statement)
 
     def close(self) -> None:
         self._db.close()
@@ -57,7 +82,7 @@ class SqliteRecordStore:
             with self._db.transaction() as conn:
                 conn.execute(
                     "INSERT INTO runs (tenant, agent_id, run_id, input, output, user_id, thread_id, injected,"
-                    " feedback_ids, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+                    " feedback_ids, created_at, verdict) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         run.tenant,
                         run.agent_id,
@@ -69,6 +94,7 @@ class SqliteRecordStore:
                         json.dumps(run.injected_memory_ids),
                         json.dumps(run.feedback_ids),
                         run.created_at,
+                        run.verdict,
                     ),
                 )
         except sqlite3.IntegrityError:
@@ -89,6 +115,35 @@ class SqliteRecordStore:
             )
             if cur.rowcount == 0:
                 raise NotFound(f"run {run_id} not found")
+
+    def list_runs(
+        self,
+        tenant: str,
+        agent_id: str,
+        *,
+        limit: int,
+        cursor: str | None = None,
+        verdict: VerdictFilter = "any",
+    ) -> Page[Run]:
+        sql = "SELECT * FROM runs WHERE tenant=? AND agent_id=?"
+        args: list[Any] = [tenant, agent_id]
+        if verdict == "none":
+            sql += " AND verdict IS NULL"
+        elif verdict != "any":
+            sql += " AND verdict=?"
+            args.append(verdict)
+        if cursor:
+            at, run_id = decode_run_cursor(cursor, verdict)
+            sql += " AND (created_at < ? OR (created_at = ? AND run_id < ?))"
+            args += [at, at, run_id]
+        sql += " ORDER BY created_at DESC, run_id DESC LIMIT ?"
+        args.append(limit + 1)
+        with self._db.reading() as conn:
+            rows = conn.execute(sql, args).fetchall()
+        runs = [_run(r) for r in rows[:limit]]
+        more = len(rows) > limit
+        next_cursor = encode_run_cursor(verdict, runs[-1].created_at, runs[-1].run_id) if more and runs else None
+        return Page(runs, next_cursor)
 
     # Feedback and memories
 
@@ -143,8 +198,8 @@ class SqliteRecordStore:
             )
             ids = [*json.loads(run["feedback_ids"]), feedback.feedback_id]
             conn.execute(
-                "UPDATE runs SET feedback_ids=? WHERE tenant=? AND agent_id=? AND run_id=?",
-                (json.dumps(ids), feedback.tenant, feedback.agent_id, feedback.run_id),
+                "UPDATE runs SET feedback_ids=?, verdict=? WHERE tenant=? AND agent_id=? AND run_id=?",
+                (json.dumps(ids), feedback.rating, feedback.tenant, feedback.agent_id, feedback.run_id),
             )
         return feedback, True
 
@@ -252,6 +307,7 @@ def _run(row: sqlite3.Row) -> Run:
         thread_id=row["thread_id"],
         injected_memory_ids=json.loads(row["injected"]),
         feedback_ids=json.loads(row["feedback_ids"]),
+        verdict=row["verdict"],
     )
 
 

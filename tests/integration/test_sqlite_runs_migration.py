@@ -1,0 +1,54 @@
+"""A data folder written before the runs listing: opening it adds the verdict column, filled from its feedback."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from agentmem.adapters.local.sqlite_store import SqliteRecordStore
+
+# The runs table as it was before verdicts (the feedback and memories tables are unchanged).
+OLD_RUNS = """
+CREATE TABLE runs (
+    tenant TEXT NOT NULL, agent_id TEXT NOT NULL, run_id TEXT NOT NULL,
+    input TEXT NOT NULL, output TEXT, user_id TEXT, thread_id TEXT,
+    injected TEXT NOT NULL DEFAULT '[]', feedback_ids TEXT NOT NULL DEFAULT '[]',
+    created_at REAL NOT NULL,
+    PRIMARY KEY (tenant, agent_id, run_id)
+);
+CREATE TABLE feedback (
+    tenant TEXT NOT NULL, agent_id TEXT NOT NULL, feedback_id TEXT NOT NULL,
+    run_id TEXT NOT NULL, rating TEXT NOT NULL, comment TEXT, memory_id TEXT NOT NULL,
+    idempotency_key TEXT, request_hash TEXT, created_at REAL NOT NULL,
+    PRIMARY KEY (tenant, agent_id, feedback_id)
+);
+"""
+
+
+def test_old_runs_get_the_verdict_of_their_newest_feedback(tmp_path: Path) -> None:
+    path = tmp_path / "records.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(OLD_RUNS)
+    conn.executemany(
+        "INSERT INTO runs (tenant, agent_id, run_id, input, feedback_ids, created_at) VALUES (?,?,?,?,?,?)",
+        [("acme", "a", "run-1", "in 1", '["fb-1","fb-2"]', 1.0), ("acme", "a", "run-2", "in 2", "[]", 2.0)],
+    )
+    conn.executemany(
+        "INSERT INTO feedback (tenant, agent_id, feedback_id, run_id, rating, memory_id, created_at)"
+        " VALUES (?,?,?,?,?,?,?)",
+        [("acme", "a", "fb-1", "run-1", "up", "m-1", 5.0), ("acme", "a", "fb-2", "run-1", "down", "m-2", 6.0)],
+    )
+    conn.commit()
+    conn.close()
+
+    store = SqliteRecordStore(path)
+    try:
+        assert store.get_run("acme", "a", "run-1").verdict == "down"
+        assert [r.run_id for r in store.list_runs("acme", "a", limit=10, verdict="none").items] == ["run-2"]
+        assert [r.run_id for r in store.list_runs("acme", "a", limit=10, verdict="down").items] == ["run-1"]
+    finally:
+        store.close()
+    # Opening it again changes nothing.
+    again = SqliteRecordStore(path)
+    assert again.get_run("acme", "a", "run-1").verdict == "down"
+    again.close()
