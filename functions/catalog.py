@@ -105,6 +105,13 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         description="Indexes lessons left pending; removes the vectors of lessons that expired.",
     ),
     FunctionSpec(
+        name="mcp",
+        # POST carries the JSON-RPC calls; GET and DELETE answer 405 (stateless: no stream, no session).
+        routes=(("POST", "/mcp"), ("GET", "/mcp"), ("DELETE", "/mcp")),
+        memory_mb=1024,
+        description="The same operations as Model Context Protocol tools (streamable HTTP, stateless).",
+    ),
+    FunctionSpec(
         name="service",
         routes=(("GET", "/v1/health"), ("GET", "/v1/openapi.json")),
         memory_mb=256,

@@ -26,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 MAX_PROFILE_CHARS = 200_000
 _ETAG = re.compile(r'^\s*(?:W/)?"?(\d{1,12})"?\s*$')
+# What the OpenAPI document says of If-Match (HTTP strips the whitespace around a header value).
+ETAG_PATTERN = r'^(?:W/)?"?\d{1,12}"?$'
 
 router = Router()
 
@@ -102,7 +104,8 @@ def parse_if_match(value: str | None, *, required: bool) -> int | None:
     return int(found.group(1))
 
 
-IfMatch = Annotated[str | None, Header(alias="If-Match", max_length=64)]
+# The pattern is in the OpenAPI document too: a client (or a fuzzer) can tell a version from anything else.
+IfMatch = Annotated[str | None, Header(alias="If-Match", max_length=64, pattern=ETAG_PATTERN)]
 
 
 @router.get("/v1/users/<userId>/profile", summary="The user's profile (version 0: none yet); ETag is the version")

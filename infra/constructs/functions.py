@@ -73,6 +73,8 @@ FUNCTION_ACCESS: Mapping[str, frozenset[Access]] = {
     "sweeper": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.SETTINGS}),
     # Health and the OpenAPI document read no settings at run time (`get_settings` only).
     "service": frozenset(),
+    # Runs each MCP tool call through the retrieve, feedback and conversations handlers in-process.
+    "mcp": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.PUBLISH, A.SETTINGS}) | _MASKING,
 }
 # What the event source mapping does with the function's role to read its queue (SQS decrypts with the
 # tenant key on the role's behalf, so the role's kms:Decrypt is limited to calls made through SQS).

@@ -57,6 +57,8 @@ class Services:
     lexical: LexicalIndex | None = None
     # powertools' idempotency records of feedback (api/idempotency.py): built on the first request with a key.
     idempotency_store: BasePersistenceLayer | None = None
+    # The same records for turn appends: a layer of its own, as powertools keeps one configuration per layer.
+    turns_idempotency: BasePersistenceLayer | None = None
     # The tenant's run-time settings (AWS: the SSM parameter), applied on each `get_services()`.
     runtime: RuntimeSettings | None = None
     _idempotency_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -67,6 +69,13 @@ class Services:
             if self.idempotency_store is None:
                 self.idempotency_store = build_idempotency_store(self.settings)
             return self.idempotency_store
+
+    def turns_idempotency_store(self) -> BasePersistenceLayer:
+        """The idempotency persistence layer of turn appends (same table or file, its own key prefix)."""
+        with self._idempotency_lock:
+            if self.turns_idempotency is None:
+                self.turns_idempotency = build_idempotency_store(self.settings)
+            return self.turns_idempotency
 
     def refresh_settings(self) -> None:
         """Apply the run-time settings in force, if they changed (a cached read when they did not)."""
@@ -82,8 +91,10 @@ class Services:
         self.memory.settings = settings
         if self.profiles is not None:
             self.profiles.token_budget = settings.profile_token_budget
-        if hasattr(self.memory.store, "max_age_days"):  # DynamoDB: a new lesson's TTL
-            self.memory.store.max_age_days = settings.max_memory_age_days
+        store = self.memory.store
+        if hasattr(store, "max_age_days") and hasattr(store, "retention_days"):  # DynamoDB: new items' TTL
+            store.max_age_days = settings.max_memory_age_days
+            store.retention_days = settings.retention_days
 
     def close(self) -> None:
         for closeable in (self.memory.store, self.memory.vectors, self.memory.bus, self.lexical):
@@ -96,9 +107,10 @@ class Services:
             close = getattr(part.store, "close", None) if part is not None else None
             if close:
                 close()
-        close = getattr(self.idempotency_store, "close", None)
-        if close:
-            close()
+        for layer in (self.idempotency_store, self.turns_idempotency):
+            close = getattr(layer, "close", None)
+            if close:
+                close()
 
 
 class GuardedEmbedder:
@@ -174,7 +186,10 @@ def build_services(
         if store is None:
             from agentmem.adapters.aws.dynamodb_store import DynamoDbRecordStore
 
-            store = DynamoDbRecordStore(settings.table_name or "", max_age_days=settings.max_memory_age_days)
+            store = DynamoDbRecordStore(
+                settings.table_name or "", max_age_days=settings.max_memory_age_days,
+                retention_days=settings.retention_days,
+            )
         if vectors is None and settings.vector_store == "s3vectors":
             from agentmem.adapters.aws.s3vectors_index import S3VectorsIndex
 

@@ -447,3 +447,20 @@ def test_a_cursor_of_one_agent_does_not_page_another(record_store: Any) -> None:
     except InvalidInput:
         return  # refusing a foreign cursor is within the contract
     assert all(m.agent_id == "agent-b" and m.tenant == "acme" for m in page.items)
+
+
+# Retention
+
+
+def test_memories_created_before_a_time_are_listed_oldest_first_without_deleted_ones(record_store: Any) -> None:
+    memories = add_memories(record_store, 5)
+    record_store.update_memory("acme", "agent-a", memories[1].memory_id, status="deleted")
+    add_memories(record_store, 2, agent="agent-b")
+
+    expired = record_store.list_memories_created_before("acme", "agent-a", T0 + 3, limit=10)
+
+    assert [m.memory_id for m in expired] == [memories[0].memory_id, memories[2].memory_id]
+    assert [m.memory_id for m in record_store.list_memories_created_before("acme", "agent-a", T0 + 9, limit=2)] == [
+        memories[0].memory_id, memories[2].memory_id]
+    assert record_store.list_memories_created_before("acme", "agent-a", T0, limit=10) == []
+    assert record_store.list_memories_created_before("other", "agent-a", T0 + 9, limit=10) == []

@@ -308,6 +308,7 @@ def test_the_embedding_of_a_repeated_input_is_computed_once(app, call, minilm):
 def _make_due_now(app) -> None:
     with sqlite3.connect(app.settings.data_dir / "events.db") as conn:
         conn.execute("UPDATE events SET next_attempt_at = 0 WHERE status = 'pending'")
+        conn.execute("UPDATE deliveries SET next_attempt_at = 0 WHERE status = 'pending'")
 
 
 def _row_counts(data_dir: Path) -> dict[str, int]:

@@ -289,11 +289,12 @@ def eval_locomo(path: Path, as_json: bool, vector_only: bool, library: bool, ret
 
 def _register_operator_commands() -> None:
     from agentmem.cli.config_command import config
+    from agentmem.cli.mcp import mcp
     from agentmem.cli.operate import COMMANDS
     from agentmem.cli.runs import runs
     from agentmem.cli.wall import wall
 
-    for command in (*COMMANDS, runs, wall, config):
+    for command in (*COMMANDS, runs, wall, config, mcp):
         cli.add_command(command)
 
 

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from agentmem.config import Settings
 from agentmem.domain.errors import BackendUnavailable, Conflict, MemoryDisabled, NotFound
-from agentmem.domain.lessons import build_digest, resolve_importance
+from agentmem.domain.lessons import SECONDS_PER_DAY, build_digest, resolve_importance
 from agentmem.domain.log_ids import log_id
 from agentmem.domain.models import Feedback, Memory, Rating, Run, VerdictFilter
 from agentmem.domain.pii import run_subject
@@ -295,6 +295,35 @@ class MemoryService:
             if self.index_memory(memory.agent_id, memory.memory_id) == "indexed":
                 done += 1
         return done
+
+    # Retention
+
+    def expire_lessons(self, limit: int = 100) -> int:
+        """Lessons past maxMemoryAgeDays lose their vector and are marked deleted; returns how many.
+
+        Retrieval ignores them from that age already; this removes what would outlive them. Raises
+        BackendUnavailable when the index cannot delete: the next sweep tries again.
+        """
+        cutoff = self.clock() - self.settings.max_memory_age_days * SECONDS_PER_DAY
+        expired = 0
+        for agent_id in self.store.list_agents_with_memories(self.tenant):
+            lessons = self.store.list_memories_created_before(self.tenant, agent_id, cutoff, limit=limit)
+            if not lessons:
+                continue
+            self.vectors.delete(self.tenant, "lesson", agent_id, [m.memory_id for m in lessons])
+            for lesson in lessons:
+                try:
+                    self.store.update_memory(self.tenant, agent_id, lesson.memory_id, status="deleted")
+                except NotFound:
+                    continue  # deleted meanwhile (by an editor, or DynamoDB's TTL)
+                expired += 1
+        return expired
+
+    def purge_runs(self) -> int:
+        """Remove runs and feedback past retentionDays (locally; DynamoDB's TTL does it in AWS)."""
+        return self.store.purge_runs_created_before(
+            self.tenant, self.clock() - self.settings.retention_days * SECONDS_PER_DAY
+        )
 
     # The Memory Learning Wall
 

@@ -29,7 +29,12 @@ from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
-from agentmem.adapters.aws.dynamodb_records import DynamoDbRecords, agent_pk
+from agentmem.adapters.aws.dynamodb_records import (
+    DEFAULT_RETENTION_DAYS,
+    SECONDS_PER_DAY,
+    DynamoDbRecords,
+    agent_pk,
+)
 from agentmem.adapters.aws.dynamodb_table import CONDITION_FAILED, error_code, from_attributes, to_attributes
 from agentmem.domain.errors import BackendUnavailable, Conflict, NotFound
 from agentmem.domain.models import Rating, Run, VerdictFilter
@@ -61,7 +66,7 @@ def run_list_sk(created_at: float, run_id: str) -> str:
     return f"{created_at:020.6f}#{run_id}"
 
 
-def run_to_item(run: Run) -> dict[str, Any]:
+def run_to_item(run: Run, *, retention_days: int = DEFAULT_RETENTION_DAYS) -> dict[str, Any]:
     return {
         **run_key(run.tenant, run.agent_id, run.run_id),
         **to_attributes(
@@ -80,6 +85,7 @@ def run_to_item(run: Run) -> dict[str, Any]:
                 "verdict": run.verdict,
                 "gsi1pk": run_list_pk(run.tenant, run.agent_id, run.verdict or "none"),
                 "gsi1sk": run_list_sk(run.created_at, run.run_id),
+                "ttl": int(run.created_at + retention_days * SECONDS_PER_DAY),
             }
         ),
     }
@@ -127,7 +133,7 @@ class DynamoDbRunRecords(DynamoDbRecords):
     """The runs half of the record store."""
 
     def put_run(self, run: Run) -> None:
-        item = run_to_item(run)
+        item = run_to_item(run, retention_days=self.retention_days)
         if run.user_id:
             self._put_user_run(run, item)
             return

@@ -247,6 +247,23 @@ class SqliteRecordStore:
         next_cursor = _encode_cursor(items[-1].created_at, items[-1].memory_id) if more and items else None
         return Page(items, next_cursor)
 
+    def list_memories_created_before(
+        self, tenant: str, agent_id: str, before: float, *, limit: int
+    ) -> list[Memory]:
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM memories WHERE tenant=? AND agent_id=? AND status != 'deleted' AND created_at < ?"
+                " ORDER BY created_at, memory_id LIMIT ?",
+                (tenant, agent_id, before, limit),
+            ).fetchall()
+        return [_memory(r) for r in rows]
+
+    def purge_runs_created_before(self, tenant: str, before: float) -> int:
+        with self._db.transaction() as conn:
+            runs = conn.execute("DELETE FROM runs WHERE tenant=? AND created_at < ?", (tenant, before)).rowcount
+            conn.execute("DELETE FROM feedback WHERE tenant=? AND created_at < ?", (tenant, before))
+        return int(runs)
+
     def list_agents_with_memories(self, tenant: str) -> list[str]:
         with self._db.reading() as conn:
             rows = conn.execute(
