@@ -66,6 +66,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
             ("GET", "/v1/agents/{agentId}/memories"),
             ("PATCH", "/v1/agents/{agentId}/memories/{memoryId}"),
             ("DELETE", "/v1/agents/{agentId}/memories/{memoryId}"),
+            ("DELETE", "/v1/agents/{agentId}/personal-data"),
         ),
         description="Runs, editors' feedback and the lessons it becomes.",
     ),

@@ -38,6 +38,13 @@ class RecordStore(Protocol):
     def set_run_output(self, tenant: str, agent_id: str, run_id: str, output: str) -> None:
         """Raises NotFound for an unknown run."""
 
+    def delete_runs_of_user(self, tenant: str, user_id: str) -> int:
+        """Delete every run made for `user_id` (of every agent); returns how many. Idempotent.
+
+        Their feedback and lessons stay: they are the agents', and hold only tokens of the user,
+        dead once the user's data key is destroyed.
+        """
+
     def list_runs(
         self,
         tenant: str,
