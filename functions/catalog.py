@@ -96,13 +96,20 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         name="consolidate",
         consumes=("TurnsAppended",),
         timeout_seconds=120,
-        description="Rewrites a user's profile and extracts facts after new turns.",
+        description="Indexes new turns for recall, then rewrites the user's profile and extracts facts.",
     ),
     FunctionSpec(
         name="sweeper",
         schedule="rate(5 minutes)",
         timeout_seconds=120,
         description="Indexes lessons left pending; removes the vectors of lessons that expired.",
+    ),
+    FunctionSpec(
+        name="mcp",
+        # POST carries the JSON-RPC calls; GET and DELETE answer 405 (stateless: no stream, no session).
+        routes=(("POST", "/mcp"), ("GET", "/mcp"), ("DELETE", "/mcp")),
+        memory_mb=1024,
+        description="The same operations as Model Context Protocol tools (streamable HTTP, stateless).",
     ),
     FunctionSpec(
         name="service",

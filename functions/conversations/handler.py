@@ -6,11 +6,12 @@ import importlib
 import importlib.util
 from typing import Annotated, Any, Literal
 
+from agentmem.api.idempotency import append_turns_once
 from agentmem.api.observability import logger, metrics, tracer
-from agentmem.api.resolver import PathId, json_response, make_resolver, no_content
+from agentmem.api.resolver import IdempotencyKey, PathId, json_response, make_resolver, no_content
+from agentmem.domain.timestamps import iso_utc
 from agentmem.ports.transcripts import StoredTurn
 from agentmem.service.conversations import ConversationService, TurnInput
-from agentmem.service.retrieval import iso
 from agentmem.wiring import get_services
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
@@ -50,7 +51,7 @@ def turn_json(turn: StoredTurn) -> dict[str, Any]:
         "role": turn.role,
         "content": turn.content,
         "tokens": turn.tokens,
-        "createdAt": iso(turn.created_at),
+        "createdAt": iso_utc(turn.created_at),
     }
 
 
@@ -65,14 +66,30 @@ def conversations() -> ConversationService:
     "/v1/users/<userId>/threads/<threadId>/turns",
     summary="Append turns; personal data is replaced by tokens before anything is stored",
 )
-def append_turns(userId: PathId, threadId: PathId, request: Annotated[AppendTurnsRequest, Body()]) -> Response[Any]:
-    stored = conversations().append_turns(
-        userId, threadId, [TurnInput(role=turn.role, content=turn.content) for turn in request.turns]
+def append_turns(
+    userId: PathId,
+    threadId: PathId,
+    request: Annotated[AppendTurnsRequest, Body()],
+    idempotency_key: IdempotencyKey = None,
+) -> Response[Any]:
+    service = conversations()
+
+    def append() -> dict[str, Any]:
+        stored = service.append_turns(
+            userId, threadId, [TurnInput(role=turn.role, content=turn.content) for turn in request.turns]
+        )
+        metrics.add_metric(name="TurnsAppended", unit="Count", value=len(stored))
+        return {"userId": userId, "threadId": threadId, "turns": [turn_json(turn) for turn in stored]}
+
+    if idempotency_key is None:
+        return json_response(201, append())
+    # A retry with the key is answered with the first append's turns; nothing is stored again.
+    answer = append_turns_once(
+        get_services().turns_idempotency_store(), service.tenant, userId, threadId,
+        [turn.model_dump() for turn in request.turns], idempotency_key, append,
+        lambda_context=router.lambda_context,
     )
-    metrics.add_metric(name="TurnsAppended", unit="Count", value=len(stored))
-    return json_response(
-        201, {"userId": userId, "threadId": threadId, "turns": [turn_json(turn) for turn in stored]}
-    )
+    return json_response(201, answer)
 
 
 @router.get("/v1/users/<userId>/threads/<threadId>/turns", summary="A thread's masked turns, oldest first")

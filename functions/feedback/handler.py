@@ -8,13 +8,12 @@ from agentmem.api.idempotency import submit_feedback_once
 from agentmem.api.models import FeedbackRequest, MemoryPatchRequest, RunCreateRequest, RunOutputRequest
 from agentmem.api.observability import count, logger, metrics, tracer
 from agentmem.api.presenters import SNIPPET_CHARS, memory_json, run_json, run_summary_json
-from agentmem.api.resolver import PathId, json_response, make_resolver, no_content
-from agentmem.domain.ids import ID_REGEX
+from agentmem.api.resolver import IdempotencyKey, PathId, json_response, make_resolver, no_content
 from agentmem.domain.models import VerdictFilter
 from agentmem.domain.pii import agent_subject
 from agentmem.wiring import get_services
 from aws_lambda_powertools.event_handler import Response
-from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Query
+from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.event_handler.router import Router
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -79,9 +78,7 @@ def submit_feedback(
     agentId: PathId,
     runId: PathId,
     request: Annotated[FeedbackRequest, Body()],
-    idempotency_key: Annotated[
-        str | None, Header(alias="Idempotency-Key", pattern=ID_REGEX, max_length=128)
-    ] = None,
+    idempotency_key: IdempotencyKey = None,
 ) -> Response[Any]:
     services = get_services()
     if idempotency_key is None:

@@ -66,13 +66,15 @@ FUNCTION_ACCESS: Mapping[str, frozenset[Access]] = {
     "indexer": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.SETTINGS}),
     # Masks turns into the vault; erasing a user deletes its facts' vectors; publishes TurnsAppended.
     "conversations": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE, A.SETTINGS}) | _MASKING,
-    # Reads turns masked already; its guard before the LLM is the regex detector (no KMS, no Comprehend);
-    # writes facts and their vectors; publishes Profile* events.
+    # Reads turns masked already and indexes them for recall (their vectors); its guard before the LLM is
+    # the regex detector (no KMS, no Comprehend); writes facts and their vectors; publishes Profile* events.
     "consolidate": frozenset({A.TABLE, A.EMBED, A.LLM, A.PUBLISH, A.VECTORS_WRITE, A.SETTINGS}),
     # Indexes lessons left pending (embeds and writes their vectors).
     "sweeper": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.SETTINGS}),
     # Health and the OpenAPI document read no settings at run time (`get_settings` only).
     "service": frozenset(),
+    # Runs each MCP tool call through the retrieve, feedback and conversations handlers in-process.
+    "mcp": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.PUBLISH, A.SETTINGS}) | _MASKING,
 }
 # What the event source mapping does with the function's role to read its queue (SQS decrypts with the
 # tenant key on the role's behalf, so the role's kms:Decrypt is limited to calls made through SQS).

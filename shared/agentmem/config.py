@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
+    ConfigDict,
     Field,
     ValidationError,
     field_validator,
@@ -52,6 +53,8 @@ class ConfigError(ValueError):
 class ImportanceWeights(BaseModel):
     """Multipliers editors apply to a lesson's similarity with the named importance values."""
 
+    model_config = ConfigDict(extra="forbid")
+
     important: float = Field(1.5, gt=0)
     unimportant: float = Field(0.3, gt=0)
 
@@ -68,7 +71,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="AGENTMEM_",
         env_nested_delimiter="__",
-        extra="ignore",
+        # A misspelt key in agentmem.toml is an error, not a silently ignored line.
+        extra="forbid",
         populate_by_name=True,
     )
 
@@ -219,7 +223,12 @@ def load_settings(**overrides: Any) -> Settings:
     try:
         return Settings(**overrides)
     except ValidationError as exc:
-        problems = [(".".join(str(p) for p in err["loc"]) or "config", err["msg"]) for err in exc.errors()]
+        problems = [
+            (".".join(str(p) for p in err["loc"]) or "config",
+             "unknown key (a typo? see the configuration table in the README)"
+             if err["type"] == "extra_forbidden" else err["msg"])
+            for err in exc.errors()
+        ]
         raise ConfigError(problems) from None
 
 

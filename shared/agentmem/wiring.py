@@ -19,6 +19,7 @@ from agentmem.config import Settings, get_settings
 from agentmem.domain.errors import AgentMemError, BackendUnavailable
 from agentmem.ports.embedder import Embedder
 from agentmem.ports.events import EventBus
+from agentmem.ports.lexical import LexicalIndex
 from agentmem.ports.llm import LanguageModel
 from agentmem.ports.records import RecordStore
 from agentmem.ports.vectors import VectorIndex
@@ -29,6 +30,8 @@ from agentmem.service.memory import MemoryService
 from agentmem.service.profiles import ProfileService
 from agentmem.service.retrieval import RetrievalService
 from agentmem.service.runtime_settings import RuntimeSettings
+from agentmem.service.turn_recall import TurnRecallService
+from agentmem.service.turn_search import HybridTurnRetriever
 from agentmem.service.user_memory import UserMemoryService
 
 if TYPE_CHECKING:
@@ -50,8 +53,12 @@ class Services:
     profiles: ProfileService | None = None
     facts: FactService | None = None
     consolidation: ConsolidationService | None = None
+    turn_recall: TurnRecallService | None = None
+    lexical: LexicalIndex | None = None
     # powertools' idempotency records of feedback (api/idempotency.py): built on the first request with a key.
     idempotency_store: BasePersistenceLayer | None = None
+    # The same records for turn appends: a layer of its own, as powertools keeps one configuration per layer.
+    turns_idempotency: BasePersistenceLayer | None = None
     # The tenant's run-time settings (AWS: the SSM parameter), applied on each `get_services()`.
     runtime: RuntimeSettings | None = None
     _idempotency_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -62,6 +69,13 @@ class Services:
             if self.idempotency_store is None:
                 self.idempotency_store = build_idempotency_store(self.settings)
             return self.idempotency_store
+
+    def turns_idempotency_store(self) -> BasePersistenceLayer:
+        """The idempotency persistence layer of turn appends (same table or file, its own key prefix)."""
+        with self._idempotency_lock:
+            if self.turns_idempotency is None:
+                self.turns_idempotency = build_idempotency_store(self.settings)
+            return self.turns_idempotency
 
     def refresh_settings(self) -> None:
         """Apply the run-time settings in force, if they changed (a cached read when they did not)."""
@@ -83,7 +97,7 @@ class Services:
             store.retention_days = settings.retention_days
 
     def close(self) -> None:
-        for closeable in (self.memory.store, self.memory.vectors, self.memory.bus):
+        for closeable in (self.memory.store, self.memory.vectors, self.memory.bus, self.lexical):
             close = getattr(closeable, "close", None)
             if close:
                 close()
@@ -93,9 +107,10 @@ class Services:
             close = getattr(part.store, "close", None) if part is not None else None
             if close:
                 close()
-        close = getattr(self.idempotency_store, "close", None)
-        if close:
-            close()
+        for layer in (self.idempotency_store, self.turns_idempotency):
+            close = getattr(layer, "close", None)
+            if close:
+                close()
 
 
 class GuardedEmbedder:
@@ -142,6 +157,7 @@ def build_services(
     bus: EventBus | None = None,
     llm: LanguageModel | None = None,
     idempotency_store: BasePersistenceLayer | None = None,
+    lexical: LexicalIndex | None = None,
 ) -> Services:
     """Wire the adapters for `settings.backend`; any port given explicitly is used as it is."""
     if settings.backend == "local":
@@ -162,6 +178,10 @@ def build_services(
             from agentmem.adapters.local.event_bus import SqliteEventBus
 
             bus = SqliteEventBus(data / "events.db")
+        if lexical is None:
+            from agentmem.adapters.local.bm25_index import LocalBm25Index
+
+            lexical = LocalBm25Index(data / "lexical.db")
     else:
         if store is None:
             from agentmem.adapters.aws.dynamodb_store import DynamoDbRecordStore
@@ -201,12 +221,16 @@ def build_services(
     # One masking step for every write path: the agent side masks with the same vault as turns.
     memory.masker = conversations
     profiles, facts, consolidation = build_user_memory(settings, memory, conversations, llm)
-    user_memory = UserMemoryService(conversations=conversations, profiles=profiles, facts=facts)
+    turn_recall = build_turn_recall(settings, memory, conversations, lexical)
+    user_memory = UserMemoryService(
+        conversations=conversations, profiles=profiles, facts=facts, recall=turn_recall
+    )
     retrieval = RetrievalService(memory=memory, users=user_memory)
     services = Services(
         settings=settings, memory=memory, retrieval=retrieval,
         conversations=conversations, user_memory=user_memory,
         profiles=profiles, facts=facts, consolidation=consolidation, idempotency_store=idempotency_store,
+        turn_recall=turn_recall, lexical=lexical,
     )
     if settings.backend == "aws" and settings.settings_parameter:
         from agentmem.adapters.aws.ssm_settings import SsmSettingsParameter
@@ -215,6 +239,21 @@ def build_services(
             settings, SsmSettingsParameter(settings.settings_parameter, max_age=settings.settings_max_age_seconds)
         )
     return services
+
+
+def build_turn_recall(
+    settings: Settings, memory: MemoryService, conversations: ConversationService, lexical: LexicalIndex | None
+) -> TurnRecallService:
+    """The search over users' past turns: vectors always, a keyword side where the backend has one.
+
+    The keyword index is erased with the user (the vector index's turns already are).
+    """
+    search = HybridTurnRetriever(settings.tenant, embedder=memory.embedder, vectors=memory.vectors, lexical=lexical)
+    recall = TurnRecallService(tenant=settings.tenant, transcripts=conversations.transcripts, search=search)
+    if lexical is not None:
+        keywords = lexical
+        conversations.user_erasers.append(lambda tenant, user_id: keywords.delete_owner(tenant, "turn", user_id))
+    return recall
 
 
 def build_idempotency_store(settings: Settings) -> BasePersistenceLayer:

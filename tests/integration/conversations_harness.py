@@ -32,14 +32,17 @@ class HandlerCaller:
     def __init__(self, services: Services) -> None:
         self.services = services
 
-    def __call__(self, method: str, path: str, body: Any = None, raw: str | None = None) -> tuple[int, Any]:
+    def __call__(
+        self, method: str, path: str, body: Any = None, raw: str | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, Any]:
         set_services(self.services)
         found = apigateway.match(method, path.split("?", 1)[0])
         if found.route is None:
             return 404, None
         text = raw if raw is not None else (json.dumps(body) if body is not None else None)
         event = apigateway.proxy_event(
-            found.route, found.path_parameters, method, path, {"Content-Type": "application/json"}, text,
+            found.route, found.path_parameters, method, path, {"Content-Type": "application/json", **(headers or {})},
+            text,
             "127.0.0.1",
         )
         result = invoke(found.route.function, event)

@@ -171,6 +171,28 @@ def test_retries_are_bounded_and_the_last_answer_is_raised(scripted):
     assert (caught.value.status, caught.value.code, caught.value.message) == (503, "backend_unavailable", "store down")
 
 
+def test_a_409_with_retry_after_for_a_key_in_progress_is_retried_and_gets_the_first_answer(scripted):
+    receipt = {"feedbackId": "fb", "memoryId": "m", "status": "accepted"}
+    server = scripted([
+        Answer(409, error_body("conflict", "still being processed"), {"Retry-After": "1"}),
+        Answer(202, receipt),
+    ])
+    started = time.monotonic()
+    answer = MemoryClient(server.url, backoff=0.01, max_backoff=2.0, retries=3).feedback(
+        "auditor", "run-1", "up", idempotency_key="k-1")
+    assert answer.feedback_id == "fb" and len(server.requests) == 2
+    assert server.requests[0].headers["idempotency-key"] == server.requests[1].headers["idempotency-key"] == "k-1"
+    assert time.monotonic() - started >= 1.0  # waited what Retry-After said
+
+
+def test_a_409_without_retry_after_is_final(scripted):
+    reused = error_body("conflict", "this Idempotency-Key was used with a different body")
+    server = scripted(lambda _: Answer(409, reused))
+    with pytest.raises(Conflict):
+        fast_client(server.url, retries=3).feedback("auditor", "run-1", "up", idempotency_key="k-1")
+    assert len(server.requests) == 1
+
+
 def test_retries_zero_sends_once(scripted):
     server = scripted(lambda _: Answer(503))
     with pytest.raises(ServerError):

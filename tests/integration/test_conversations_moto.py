@@ -315,3 +315,17 @@ def test_no_detected_structured_value_is_stored_in_plaintext_in_the_table(stack:
     assert len(values) > 10
     stored = plaintext_dump(stack.user_items(user, table_name="agentmem-pii"))
     assert sorted(v for v in values if v.encode() in stored) == []
+
+
+def test_a_retried_append_with_its_key_stores_the_turns_once_in_dynamodb(call: HandlerCaller, fresh_user) -> None:
+    user = fresh_user("idempotent")
+    path = f"/v1/users/{user}/threads/t1/turns"
+    body = {"turns": [{"role": "user", "content": f"mail {EMAIL}"}]}
+    first = call("POST", path, body, headers={"Idempotency-Key": "append-7"})
+    assert first[0] == 201
+    assert call("POST", path, body, headers={"Idempotency-Key": "append-7"}) == first
+    assert len(call("GET", path)[1]["items"]) == 1
+    status, error = call("POST", path, {"turns": [{"role": "user", "content": "other"}]},
+                         headers={"Idempotency-Key": "append-7"})
+    assert status == 409 and error["error"]["code"] == "conflict"
+    assert len(call("GET", path)[1]["items"]) == 1

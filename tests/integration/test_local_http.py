@@ -18,12 +18,10 @@ from urllib.parse import urlsplit
 
 import pytest
 from agentmem.local import asgi
-from agentmem.local.security import UnsafeBind
-from agentmem.local.server import create_app, make_http_server
+from agentmem.local.server import create_app
 
 from tests.integration.served import raw_exchange, serving
 
-TOKEN = "http-test-token"
 ERROR_KEYS = {"code", "message", "details"}
 
 
@@ -226,28 +224,6 @@ def test_a_terminal_post_without_origin_keeps_working(server):
     assert status == 200 and json.loads(body)["memory"] == "enabled"
 
 
-def test_listening_beyond_loopback_without_a_token_is_refused(tmp_path: Path, minilm):
-    app = create_app(tmp_path, start_worker=False, ports={"embedder": minilm})
-    try:
-        with pytest.raises(UnsafeBind, match="apiToken"):
-            make_http_server(app, "0.0.0.0", 0)
-    finally:
-        app.close()
-
-
-def test_with_a_token_a_wildcard_bind_serves_and_asks_for_the_token(tmp_path: Path, minilm):
-    app = create_app(tmp_path, start_worker=False, ports={"embedder": minilm}, api_token=TOKEN)
-    try:
-        with serving(app, "0.0.0.0") as url:
-            port = int(urlsplit(url).port or 0)
-            assert request(port, "GET", "/v1/health")[0] == 403
-            ok = request(port, "GET", "/v1/health", headers={"Authorization": f"Bearer {TOKEN}",
-                                                             "Host": "my-workstation.lan"})
-            assert ok[0] == 200
-    finally:
-        app.close()
-
-
 # -- one request, one answer, under concurrency --------------------------------------------------------
 
 
@@ -320,3 +296,112 @@ def test_two_invocations_of_one_function_never_overlap(tmp_path: Path, monkeypat
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(lambda _: lambda_runtime.invoke("retrieve", {}), range(32)))
     assert active["most"] == 1
+
+
+# -- strict input ----------------------------------------------------------------------------------
+
+
+def post_json(port: int, path: str, raw: bytes | str) -> tuple[int, dict[str, Any]]:
+    data = raw.encode() if isinstance(raw, str) else raw
+    status, _, body = request(port, "POST", path, data, {"Content-Type": "application/json"})
+    return status, json.loads(body)
+
+
+@pytest.mark.parametrize(("raw", "says"), [
+    ('[{"input": "taken as the object?"}, {"input": "dropped?"}]', "not an array"),
+    ('"just a string"', "not a string"),
+    ("null", "not null"),
+    ('{"input": "x", "topK": NaN}', "NaN"),
+    ("[" * 2000 + "]" * 2000, "deeper"),
+    ('{"input": "x", "extra": ' + "[" * 40 + "]" * 40 + "}", "deeper"),
+    ('{"input": "x", "topK": ' + "9" * 5000 + "}", "digits"),
+    ('{"input": "x"', "not valid JSON"),
+])
+def test_a_body_that_is_not_one_json_object_is_a_400_never_a_500(server, raw, says):
+    status, body = post_json(server[1], "/v1/agents/auditor/retrieve", raw)
+    assert status == 400 and body["error"]["code"] == "validation_error"
+    assert says.replace("not ", "") in body["error"]["message"]
+
+
+@pytest.mark.parametrize(("field", "value"), [("topK", True), ("topK", "3"), ("tokenBudget", "2000"),
+                                              ("tokenBudget", False), ("topK", 2.5)])
+def test_booleans_and_strings_are_not_numbers_in_retrieve(server, field, value):
+    status, body = post_json(server[1], "/v1/agents/auditor/retrieve", json.dumps({"input": "x", field: value}))
+    assert status == 400 and [d["field"] for d in body["error"]["details"]] == [field]
+
+
+def test_a_string_is_not_an_importance_multiplier(server):
+    status, run = post_json(server[1], "/v1/agents/auditor/runs", json.dumps({"input": "i", "output": "o"}))
+    status, receipt = post_json(server[1], f"/v1/agents/auditor/runs/{run['runId']}/feedback",
+                                json.dumps({"rating": "up"}))
+    assert status == 202
+    path = f"/v1/agents/auditor/memories/{receipt['memoryId']}"
+    for bad in ("1.5", True):
+        status, _, body = request(server[1], "PATCH", path, json.dumps({"importance": bad}).encode())
+        assert status == 400 and json.loads(body)["error"]["details"][0]["field"] == "importance"
+    status, _, body = request(server[1], "PATCH", path, json.dumps({"importance": 1.5}).encode())
+    assert status == 200 and json.loads(body)["importance"] == 1.5
+
+
+def test_ids_are_matched_after_percent_decoding_and_the_client_agrees(server):
+    from agentmem.client import MemoryClient
+
+    url, port = server
+    status, _, body = request(port, "POST", "/v1/users/a%40b.example%3A7/threads/t%3A1/turns",
+                              json.dumps({"turns": [{"role": "user", "content": "hello"}]}).encode())
+    assert status == 201 and json.loads(body)["userId"] == "a@b.example:7"
+    with MemoryClient(url, retries=0) as client:
+        assert [t.content for t in client.list_turns("a@b.example:7", "t:1").items] == ["hello"]
+        assert client.get_profile("a@b.example:7").markdown is not None
+    # An encoded slash decodes to an id the contract does not allow: a 400, not another route.
+    status, _, body = request(port, "GET", "/v1/users/a%2Fb/profile")
+    assert status == 400 and json.loads(body)["error"]["details"][0]["field"] == "userId"
+
+
+# -- idempotency under concurrency -------------------------------------------------------------------
+
+
+def concurrently(count: int, call: Any) -> list[Any]:
+    barrier = threading.Barrier(count)
+
+    def go(_: int) -> Any:
+        barrier.wait()
+        return call()
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(go, range(count)))
+
+
+def test_one_feedback_key_sent_concurrently_gives_every_caller_the_same_answer(server):
+    port = server[1]
+    _, run = post_json(port, "/v1/agents/auditor/runs", json.dumps({"input": "i", "output": "o"}))
+    path = f"/v1/agents/auditor/runs/{run['runId']}/feedback"
+    body = json.dumps({"rating": "down", "comment": "Keep the brand's idioms."}).encode()
+    headers = {"Content-Type": "application/json", "Idempotency-Key": "concurrent-fb-1"}
+    answers = concurrently(8, lambda: request(port, "POST", path, body, headers))
+    assert {status for status, _, _ in answers} == {202}
+    assert all(json.loads(out) == json.loads(answers[0][2]) for _, _, out in answers)
+    _, _, listing = request(port, "GET", "/v1/agents/auditor/memories?limit=100")
+    memory_id = json.loads(answers[0][2])["memoryId"]
+    assert [m["memoryId"] for m in json.loads(listing)["items"]].count(memory_id) == 1
+
+
+def test_a_retried_turn_append_with_its_key_stores_the_turns_once(server):
+    port = server[1]
+    path = "/v1/users/idem-user/threads/t/turns"
+    body = json.dumps({"turns": [{"role": "user", "content": "Mail idem@example.com"},
+                                 {"role": "assistant", "content": "Noted."}]}).encode()
+    headers = {"Content-Type": "application/json", "Idempotency-Key": "append-1"}
+    answers = concurrently(6, lambda: request(port, "POST", path, body, headers))
+    assert {status for status, _, _ in answers} == {201}
+    assert all(json.loads(out) == json.loads(answers[0][2]) for _, _, out in answers)
+    again = request(port, "POST", path, body, headers)
+    assert again[0] == 201 and json.loads(again[2]) == json.loads(answers[0][2])
+    assert turn_count(port, "idem-user", "t") == 2
+    other = json.dumps({"turns": [{"role": "user", "content": "something else"}]}).encode()
+    status, _, error = request(port, "POST", path, other, headers)
+    assert status == 409 and contract_error(error)["code"] == "conflict"
+    assert turn_count(port, "idem-user", "t") == 2
+    # Without a key, an append is an append.
+    assert request(port, "POST", path, body, {"Content-Type": "application/json"})[0] == 201
+    assert turn_count(port, "idem-user", "t") == 4

@@ -72,6 +72,17 @@ def test_the_aws_backend_names_the_resources_it_is_missing(monkeypatch):
     assert "AGENTMEM_KEY_TABLE_NAME" in str(caught.value)
 
 
+def test_unknown_keys_in_the_toml_file_are_errors_reported_with_the_bad_values(clean_environment):
+    (clean_environment / "agentmem.toml").write_text(
+        'enabledAgnts = ["typo"]\ntopK = 30\n[importance]\nimportant = 2\nunimportnt = 0.1\n'
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_settings()
+    problems = dict(caught.value.problems)
+    assert set(problems) == {"enabled_agnts", "top_k", "importance.unimportnt"}
+    assert "unknown key" in problems["enabled_agnts"] and "unknown key" in problems["importance.unimportnt"]
+
+
 def test_run_time_settings_are_checked_by_the_same_rules_and_json_types_are_not_coerced():
     from agentmem.config import ConfigError, runtime_values, with_runtime
 

@@ -35,6 +35,8 @@ STATUS_BY_ERROR: dict[type[AgentMemError], int] = {
     TooLarge: 413,
     BackendUnavailable: 503,
 }
+# What a caller is told to wait when the same Idempotency-Key is still being processed.
+IN_PROGRESS_RETRY_AFTER_SECONDS = 1
 # Where pydantic puts a parameter, and the name the client knows it by.
 _LOCATION_PREFIXES = {"body", "path", "query", "header", "headers"}
 # pydantic's names for union branches (`literal['a','b']`, `constrained-float`, `function-after[...]`).
@@ -42,10 +44,12 @@ _BRANCH_TAG = re.compile(r".*\[.*|(constrained|function|lax-or-strict|json-or-py
 
 
 def error_response(
-    status: int, code: str, message: str, details: list[dict[str, str]] | None = None
+    status: int, code: str, message: str, details: list[dict[str, str]] | None = None,
+    headers: dict[str, str] | None = None,
 ) -> Response:
     body = {"error": {"code": code, "message": message, "details": details or []}}
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(body))
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(body),
+                    headers=headers)
 
 
 def field_details(errors: list[Any]) -> list[dict[str, str]]:
@@ -58,6 +62,9 @@ def field_details(errors: list[Any]) -> list[dict[str, str]]:
     merged: dict[str, list[str]] = {}
     for err in errors:
         loc = [str(p) for p in err.get("loc", ())]
+        if len(loc) > 1 and loc[0] in {"header", "headers"}:
+            # powertools reads headers lower-cased; the client knows them as `If-Match`, `Idempotency-Key`.
+            loc = [loc[0], "-".join(part.capitalize() for part in loc[1].split("-")), *loc[2:]]
         if loc and loc[0] in _LOCATION_PREFIXES:
             loc = loc[1:]
         # The whole body was one parameter named after the handler's argument: drop that name.
@@ -94,10 +101,12 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
 
     @app.exception_handler(IdempotencyAlreadyInProgressError)
     def _key_in_progress(_: IdempotencyAlreadyInProgressError) -> Response:
+        # Retry-After: the first request is still running; a retry then gets its answer (MemoryClient waits).
         return error_response(
             409,
             Conflict.code,
-            "a request with this Idempotency-Key is still being processed; retry it in a few seconds",
+            "a request with this Idempotency-Key is still being processed; retry after the Retry-After seconds",
+            headers={"Retry-After": str(IN_PROGRESS_RETRY_AFTER_SECONDS)},
         )
 
     @app.exception_handler([IdempotencyPersistenceLayerError, IdempotencyInconsistentStateError])

@@ -1,4 +1,4 @@
-"""The Idempotency-Key of `POST .../feedback`, with powertools' idempotency utility.
+"""The Idempotency-Key of `POST .../feedback` and `POST .../turns`, with powertools' idempotency utility.
 
 Two layers keep the contract's promise ("the same key gives the same answer
 and one memory, however often it is sent"):
@@ -16,6 +16,13 @@ client mistake never blocks the key. A replay whose lesson is still pending
 publishes its index request again, as the service's own retry path did (the
 first event may be what failed). The records live 24 hours; after that the
 service's derived id still gives the same feedback.
+
+Turn appends follow the same rules (`append_turns_once`): a retried append with its key is answered
+with the first append's turns and stores nothing; the key with other turns is a 409. Their records
+hold the answer, which is the masked turns (tokens, never the personal values).
+
+Concurrent calls with one key: the first runs, the others get 409 with `Retry-After`
+(api/errors.py) and, sent again, the first one's answer (MemoryClient does that).
 
 Persistence: DynamoDB's layer on the tenant table in AWS (`dynamodb_store`),
 `SqliteIdempotencyStore` locally; both built lazily by the wiring.
@@ -47,6 +54,8 @@ FEEDBACK_KEY_PREFIX = "feedback"
 # What identifies a submission, and what must be the same when its key is sent again.
 FEEDBACK_KEY_FIELDS = "[tenant, agentId, runId, idempotencyKey]"
 FEEDBACK_PAYLOAD_FIELDS = "body"
+TURNS_KEY_PREFIX = "turns"
+TURNS_KEY_FIELDS = "[tenant, userId, threadId, idempotencyKey]"
 # The tenant table's TTL attribute (infra/constructs/table.py): DynamoDB deletes records once they expire.
 DYNAMODB_TTL_ATTRIBUTE = "ttl"
 
@@ -83,8 +92,19 @@ def feedback_config(
     With the Lambda context, an in-progress record expires when the invocation
     would time out, so a crashed request blocks its key for seconds, not a day.
     """
+    return _config(FEEDBACK_KEY_FIELDS, lambda_context, expires_after_seconds, response_hook)
+
+
+def turns_config(lambda_context: Any = None, expires_after_seconds: int = EXPIRES_AFTER_SECONDS) -> IdempotencyConfig:
+    """The idempotency settings of a turn append: keyed by tenant, user, thread and key; the turns must match."""
+    return _config(TURNS_KEY_FIELDS, lambda_context, expires_after_seconds, None)
+
+
+def _config(
+    key_fields: str, lambda_context: Any, expires_after_seconds: int, response_hook: IdempotentHookFunction | None
+) -> IdempotencyConfig:
     return IdempotencyConfig(
-        event_key_jmespath=FEEDBACK_KEY_FIELDS,
+        event_key_jmespath=key_fields,
         payload_validation_jmespath=FEEDBACK_PAYLOAD_FIELDS,
         raise_on_no_idempotency_key=True,
         expires_after_seconds=expires_after_seconds,
@@ -143,12 +163,47 @@ def feedback_submission(
 _configure_lock = threading.Lock()
 
 
-def _configure_once(persistence: BasePersistenceLayer) -> None:
+def _configure_once(
+    persistence: BasePersistenceLayer, config: IdempotencyConfig | None = None, prefix: str = FEEDBACK_KEY_PREFIX
+) -> None:
     # powertools marks a layer configured before it has read the config: two threads configuring
     # a new layer at once could let one hash without the key fields. Configure it once, under a lock.
     with _configure_lock:
         if not persistence.configured:
-            persistence.configure(feedback_config(), key_prefix=FEEDBACK_KEY_PREFIX)
+            persistence.configure(config or feedback_config(), key_prefix=prefix)
+
+
+def append_turns_once(
+    persistence: BasePersistenceLayer,
+    tenant: str,
+    user_id: str,
+    thread_id: str,
+    turns: list[dict[str, str]],
+    idempotency_key: str,
+    append: Callable[[], dict[str, Any]],
+    *,
+    lambda_context: Any = None,
+) -> dict[str, Any]:
+    """The answer body of a turn append carrying an Idempotency-Key: the first append's, every time.
+
+    `append` stores the turns and returns the answer body; it runs only for the first call with the key.
+    """
+    submission = {"tenant": tenant, "userId": user_id, "threadId": thread_id,
+                  "idempotencyKey": idempotency_key, "body": turns}
+    _configure_once(persistence, turns_config(), TURNS_KEY_PREFIX)
+    run = idempotent_function(
+        _append,
+        data_keyword_argument="submission",
+        persistence_store=persistence,
+        config=turns_config(lambda_context),
+        key_prefix=TURNS_KEY_PREFIX,
+    )
+    answer: dict[str, Any] = run(submission=submission, append=append)
+    return answer
+
+
+def _append(*, submission: dict[str, Any], append: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    return append()
 
 
 def _republish_pending(memory: MemoryService, submission: dict[str, Any]) -> IdempotentHookFunction:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from agentmem.domain.ids import ID_REGEX
 
@@ -15,6 +15,18 @@ MAX_COMMENT_CHARS = 4_000
 Identifier = Annotated[str, StringConstraints(pattern=ID_REGEX, min_length=1, max_length=128)]
 
 
+def _a_json_number(value: object) -> object:
+    # JSON's own numbers only: `true` and `"2000"` are not numbers (pydantic's lax mode would take both),
+    # while 2000.0 is the integer 2000 as JSON Schema has it (strict mode would refuse it).
+    if isinstance(value, bool | str):
+        raise ValueError("must be a JSON number, not a string or a boolean")
+    return value
+
+
+Integer = Annotated[int, BeforeValidator(_a_json_number)]
+Number = Annotated[float, BeforeValidator(_a_json_number)]
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
@@ -23,8 +35,13 @@ class RetrieveRequest(_Body):
     input: str = Field(max_length=MAX_INPUT_CHARS, description="What the agent is about to work on.")
     user_id: Identifier | None = Field(None, alias="userId")
     thread_id: Identifier | None = Field(None, alias="threadId")
-    token_budget: int = Field(2000, ge=100, le=32_000, alias="tokenBudget")
-    top_k: int | None = Field(None, ge=1, le=10, alias="topK")
+    # A boolean or a string is not a number (`topK: true`, `tokenBudget: "2000"` are 400s).
+    token_budget: Integer = Field(2000, ge=100, le=32_000, alias="tokenBudget")
+    top_k: Integer | None = Field(None, ge=1, le=10, alias="topK")
+    recall_k: Integer = Field(
+        5, ge=0, le=50, alias="recallK",
+        description="At most this many of the user's past turns in `recalled` (0: none); needs userId.",
+    )
 
 
 class RunCreateRequest(_Body):
@@ -43,6 +60,6 @@ class FeedbackRequest(_Body):
 
 
 class MemoryPatchRequest(_Body):
-    importance: Literal["important", "unimportant", "neutral"] | Annotated[float, Field(ge=0.0, le=2.0)] = (
+    importance: Literal["important", "unimportant", "neutral"] | Annotated[Number, Field(ge=0.0, le=2.0)] = (
         Field(description="important (x1.5), unimportant (x0.3), neutral (x1.0), or a multiplier in [0, 2].")
     )

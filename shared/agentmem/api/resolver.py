@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Annotated, Any
+from urllib.parse import unquote
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path
 from aws_lambda_powertools.event_handler.router import Router
 
 from agentmem import __version__
@@ -16,20 +18,93 @@ from agentmem.domain.ids import ID_REGEX
 
 # API Gateway itself stops at 10 MB; nothing agentmem accepts is near this.
 MAX_BODY_BYTES = 512 * 1024
+# No request body of the contract nests more than a few levels or holds a number near this size.
+MAX_JSON_DEPTH = 32
+MAX_INTEGER_DIGITS = 20
 JSON_TYPE = "application/json"
 
 # Path parameters keep the contract's camelCase names: powertools matches them to arguments by name.
 PathId = Annotated[str, Path(pattern=ID_REGEX, min_length=1, max_length=128)]
+# The optional `Idempotency-Key` header of the routes that take one (feedback, turn appends).
+IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", pattern=ID_REGEX, max_length=128)]
 
 
 class AgentMemResolver(APIGatewayRestResolver):
-    """The REST resolver: oversize bodies refused before any parsing, and every body read as JSON."""
+    """The REST resolver: oversize bodies refused before any parsing, every body read as one JSON object,
+    and path parameters taken decoded (API Gateway's `pathParameters`: `a%40b` is `a@b`)."""
 
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         body = event.get("body") or ""
         if len(body.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
             return _too_large()
+        if body:
+            problem = json_object_problem(body)
+            if problem is not None:
+                return _invalid_body(problem)
         return super().resolve(_as_json_request(event) if body else event, context)
+
+    def _convert_matches_into_route_keys(self, match: re.Match[str]) -> dict[str, str]:
+        # powertools matches the raw path; API Gateway hands the function each parameter decoded.
+        given = self.current_event.path_parameters or {}
+        return {key: given[key] if key in given else unquote(value) for key, value in match.groupdict().items()}
+
+
+def json_object_problem(body: str) -> str | None:
+    """Why `body` is not one JSON object agentmem can take, or None.
+
+    Standard JSON only (no NaN or Infinity), at most MAX_JSON_DEPTH levels of nesting and
+    MAX_INTEGER_DIGITS digits per integer: a hostile body is a 400, never a 500.
+    """
+    try:
+        parsed = json.loads(body, parse_int=_bounded_int, parse_constant=_no_constant)
+    except RecursionError:
+        return f"the body nests deeper than {MAX_JSON_DEPTH} levels"
+    except _BodyRefused as exc:
+        return str(exc)
+    except ValueError:
+        return "the body is not valid JSON"
+    if not isinstance(parsed, dict):
+        return f"the body must be a JSON object, not {_json_kind(parsed)}"
+    if _depth(parsed) > MAX_JSON_DEPTH:
+        return f"the body nests deeper than {MAX_JSON_DEPTH} levels"
+    return None
+
+
+class _BodyRefused(ValueError):
+    pass
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise _BodyRefused(f"an integer in the body has more than {MAX_INTEGER_DIGITS} digits")
+    return int(text)
+
+
+def _no_constant(name: str) -> Any:
+    raise _BodyRefused(f"{name} is not a JSON number")
+
+
+def _depth(value: Any) -> int:
+    """Nesting depth, iteratively (a deep body must not exhaust the stack here either)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(item, dict):
+            stack.extend((child, level + 1) for child in item.values())
+        elif isinstance(item, list):
+            stack.extend((child, level + 1) for child in item)
+    return deepest
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "null" if value is None else "a number"
 
 
 def _as_json_request(event: Mapping[str, Any]) -> dict[str, Any]:
@@ -65,12 +140,20 @@ SUCCESS_STATUS: dict[tuple[str, str], int] = {
 }
 SUCCESS_DESCRIPTIONS = {201: "Created", 202: "Accepted"}
 ERRORS: dict[str, str] = {
-    "400": "validation_error: every invalid field at once, in details",
+    "400": "validation_error: every invalid field at once, in details; a body that is not one JSON object",
     "403": "memory_disabled (the agent is not in enabledAgents) or forbidden",
     "404": "not_found",
-    "409": "conflict: a version (If-Match) mismatch, or an Idempotency-Key reused with another body",
+    "409": "conflict: a version (If-Match) mismatch, an Idempotency-Key reused with another body, or one still "
+           "being processed (with Retry-After: send it again then for the first answer)",
     "413": "too_large: the body exceeds 512 KiB",
     "503": "backend_unavailable: a backend failed; nothing was written, retry later",
+}
+# What the HTTP front refuses before any function runs (API Gateway in AWS, `agentmem serve` locally),
+# in the same error body.
+FRONT_ERRORS: dict[str, str] = {
+    "408": "request_timeout: the body did not arrive in time (local server)",
+    "414": "uri_too_long: the request target exceeds 8 KiB (local server)",
+    "431": "headers_too_large: the request headers exceed 16 KiB (local server)",
 }
 ERROR_SCHEMA = {
     "type": "object",
@@ -125,7 +208,7 @@ def openapi_json(app: APIGatewayRestResolver) -> str:
                     responses["204"] = {"description": "No content"}
                 else:
                     responses[str(success)] = {**answer, "description": SUCCESS_DESCRIPTIONS[success]}
-            for status, text in ERRORS.items():
+            for status, text in {**ERRORS, **FRONT_ERRORS}.items():
                 responses.setdefault(status, {"description": text, "content": error_ref})
     return json.dumps(document)
 
@@ -137,6 +220,17 @@ def json_response(status: int, body: object) -> Response:
 
 def no_content() -> Response:
     return Response(status_code=204, content_type=content_types.APPLICATION_JSON, body="")
+
+
+def _invalid_body(message: str) -> dict[str, Any]:
+    body = {"error": {"code": "validation_error", "message": message,
+                      "details": [{"field": "body", "message": message}]}}
+    return {
+        "statusCode": 400,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(body),
+        "isBase64Encoded": False,
+    }
 
 
 def _too_large() -> dict[str, Any]:

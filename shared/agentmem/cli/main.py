@@ -258,30 +258,43 @@ def _demo_llm(kind: str):  # type: ignore[no-untyped-def]
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True,
               help='Print one JSON object {"overall": {"5": r, ...}, "by_category": {...}} (recall as a fraction).')
+@click.option("--vector-only", is_flag=True,
+              help="The turn search without its keyword side, as a backend without one (S3 Vectors) runs it.")
+@click.option("--library", is_flag=True,
+              help="Measure the turn search library alone (no API, no masking, no retrieve), for comparison.")
 @click.option("--retriever", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True,
-              help="agentmem's hybrid turn search, or one of its two indexes alone (for comparison).")
-def eval_locomo(path: Path, as_json: bool, retriever: str) -> None:
-    """Recall@5/10/25/50 of agentmem's turn search on a LoCoMo file, per category and overall.
+              help="With --library: the hybrid search, or one of its two indexes alone.")
+def eval_locomo(path: Path, as_json: bool, vector_only: bool, library: bool, retriever: str) -> None:
+    """Recall@5/10/25/50 of `retrieve`'s recalled turns on a LoCoMo file, per category and overall.
 
-    Each conversation's dialog turns are indexed with agentmem's own indexing path; recall is the
-    share of a question's evidence turns among the top k, as in the LoCoMo paper.
+    Each conversation is ingested through the HTTP API as a new user would (one thread per session,
+    turns appended in order, indexing awaited), each question asked with `retrieve` in a new thread
+    (recallK 50, tokenBudget 32000); recall is the share of a question's evidence turns among the top
+    k recalled, as in the LoCoMo paper. Also prints tokens per answer and retrieve latency p50/p95.
     e.g. agentmem eval locomo ../shared/eval/locomo-dev.json
     """
     import json
 
     from agentmem.eval.locomo import evaluate, format_table
 
-    result = evaluate(path, retriever=retriever)  # type: ignore[arg-type]
-    click.echo(json.dumps(result, indent=2) if as_json else format_table(result))
+    if library:
+        result = evaluate(path, retriever=retriever)  # type: ignore[arg-type]
+        click.echo(json.dumps(result, indent=2) if as_json else format_table(result))
+        return
+    from agentmem.eval.locomo_api import evaluate_through_api, format_extras
+
+    result = evaluate_through_api(path, keyword_side=not vector_only)
+    click.echo(json.dumps(result, indent=2) if as_json else format_table(result) + "\n" + format_extras(result))
 
 
 def _register_operator_commands() -> None:
     from agentmem.cli.config_command import config
+    from agentmem.cli.mcp import mcp
     from agentmem.cli.operate import COMMANDS
     from agentmem.cli.runs import runs
     from agentmem.cli.wall import wall
 
-    for command in (*COMMANDS, runs, wall, config):
+    for command in (*COMMANDS, runs, wall, config, mcp):
         cli.add_command(command)
 
 

@@ -1,23 +1,19 @@
 """`MemoryClient`: the whole HTTP contract (API.md) from Python, against AWS or `agentmem serve`.
 
-Transport is the standard library's `http.client`, for separate connect and
-read timeouts and for keeping connections open (one per thread and host).
+The API's operations live here; sending a request is client/transport.py, and when to send
+it again is client/retries.py.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
-import random
 import ssl
-import threading
 import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
-from urllib.request import getproxies, proxy_bypass
 
 import pydantic
 
@@ -47,140 +43,16 @@ from agentmem.client.models import (
     VerdictFilter,
     items_of,
 )
+from agentmem.client.retries import retry_delay, safe_to_repeat, should_retry
 from agentmem.client.signing import SigV4Signer, host_header, is_execute_api_url, region_from_url
+from agentmem.client.transport import ConnectFailed, ExchangeFailed, HttpTransport
 
 log = logging.getLogger(__name__)
 _Model = TypeVar("_Model", bound=pydantic.BaseModel)
 
-# Answers that say the request was not carried out, so any request may be sent again:
-# 429 is throttling before the function runs, and 503 is the contract's "a failed request writes nothing".
-RETRY_ANY_REQUEST = frozenset({429, 503})
-# Answers after which the request may or may not have been carried out (a timed-out or crashed
-# function): sent again only when doing it twice does no harm.
-RETRY_IF_SAFE = frozenset({502, 504})
-IDEMPOTENT_METHODS = frozenset({"GET", "HEAD", "PUT", "DELETE", "PATCH", "OPTIONS"})
-# An idle keep-alive connection the server already closed fails like this before the server reads anything.
-_STALE_CONNECTION = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
-
-
-class _ConnectFailed(Exception):
-    """Nothing was sent: any request may be retried."""
-
-
-class _ExchangeFailed(Exception):
-    """The request may have reached the server, but no answer came back."""
-
-
 def _segment(value: str | int) -> str:
+    # Every path segment percent-encoded (`@` is %40, `:` is %3A); the server matches ids after decoding.
     return quote(str(value), safe="")
-
-
-class _Connections(threading.local):
-    def __init__(self) -> None:
-        self.by_origin: dict[tuple[str, str], http.client.HTTPConnection] = {}
-
-
-class HttpTransport:
-    """Sends one request and reads the whole answer; keeps one open connection per thread and origin."""
-
-    def __init__(self, connect_timeout: float, read_timeout: float, ssl_context: ssl.SSLContext | None = None):
-        self.connect_timeout = connect_timeout
-        self.read_timeout = read_timeout
-        self._ssl_context = ssl_context
-        self._local = _Connections()
-        self._all: set[http.client.HTTPConnection] = set()
-        self._all_lock = threading.Lock()
-
-    def send(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> tuple[int, dict[str, str], bytes]:
-        parts = urlsplit(url)
-        origin = (parts.scheme, parts.netloc)
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        conn = self._local.by_origin.get(origin)
-        # A connection `close()` shut from another thread would silently reopen without the read timeout.
-        if conn is not None and conn.sock is not None:
-            try:
-                return self._exchange(conn, origin, method, target, headers, body)
-            except _ExchangeFailed as exc:
-                if not isinstance(exc.__cause__, _STALE_CONNECTION):
-                    raise
-                log.debug("kept-alive connection was closed by the server; reconnecting")
-        conn = self._connect(parts.scheme, parts.hostname or "", parts.port)
-        self._local.by_origin[origin] = conn
-        return self._exchange(conn, origin, method, target, headers, body)
-
-    def _connect(self, scheme: str, host: str, port: int | None) -> http.client.HTTPConnection:
-        conn: http.client.HTTPConnection
-        if scheme == "https":
-            context = self._ssl_context or ssl.create_default_context()
-            proxy = _https_proxy(host)
-            if proxy is not None:
-                conn = http.client.HTTPSConnection(
-                    proxy.hostname or "", proxy.port or 80, timeout=self.connect_timeout, context=context
-                )
-                conn.set_tunnel(host, port or 443)
-            else:
-                conn = http.client.HTTPSConnection(host, port or 443, timeout=self.connect_timeout, context=context)
-        elif scheme == "http":
-            conn = http.client.HTTPConnection(host, port or 80, timeout=self.connect_timeout)
-        else:
-            raise ValueError(f"unsupported URL scheme {scheme!r}")
-        try:
-            conn.connect()
-        except (OSError, http.client.HTTPException) as exc:
-            conn.close()
-            raise _ConnectFailed(f"{type(exc).__name__}: {exc}") from exc
-        assert conn.sock is not None
-        conn.sock.settimeout(self.read_timeout)
-        with self._all_lock:
-            self._all.add(conn)
-        return conn
-
-    def _exchange(
-        self,
-        conn: http.client.HTTPConnection,
-        origin: tuple[str, str],
-        method: str,
-        target: str,
-        headers: Mapping[str, str],
-        body: bytes,
-    ) -> tuple[int, dict[str, str], bytes]:
-        try:
-            # skip_host/skip_accept_encoding: the Host sent is the one signed, and no header is added behind our back.
-            conn.putrequest(method, target, skip_host=True, skip_accept_encoding=True)
-            for name, value in headers.items():
-                conn.putheader(name, value)
-            if body or method in {"POST", "PUT", "PATCH"}:
-                conn.putheader("Content-Length", str(len(body)))
-            conn.endheaders(body or None)
-            response = conn.getresponse()
-            data = response.read()
-        except (OSError, http.client.HTTPException) as exc:
-            self._drop(conn, origin)
-            raise _ExchangeFailed(f"{type(exc).__name__}: {exc}") from exc
-        if response.will_close:
-            self._drop(conn, origin)
-        return response.status, {k.lower(): v for k, v in response.getheaders()}, data
-
-    def _drop(self, conn: http.client.HTTPConnection, origin: tuple[str, str]) -> None:
-        conn.close()
-        with self._all_lock:
-            self._all.discard(conn)
-        if self._local.by_origin.get(origin) is conn:
-            del self._local.by_origin[origin]
-
-    def close(self) -> None:
-        with self._all_lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-        self._local.by_origin.clear()
-
-
-def _https_proxy(host: str) -> Any:
-    proxy = getproxies().get("https")
-    if not proxy or proxy_bypass(host):
-        return None
-    return urlsplit(proxy if "://" in proxy else f"http://{proxy}")
 
 
 class MemoryClient:
@@ -297,24 +169,23 @@ class MemoryClient:
         url = self.url + path + (f"?{urlencode(params, quote_via=quote)}" if params else "")
         extra = dict(headers or {})
         if retry_safe is None:
-            retry_safe = method in IDEMPOTENT_METHODS or any(k.lower() == "idempotency-key" for k in extra)
+            retry_safe = safe_to_repeat(method, extra)
         attempt = 0
         while True:
             sent = self._headers(method, url, extra, body)
             try:
                 status, answer_headers, data = self._transport.send(method, url, sent, body)
-            except _ConnectFailed as exc:
+            except ConnectFailed as exc:
                 if attempt < self.retries:
                     attempt = self._pause(attempt, method, path, str(exc))
                     continue
                 raise TransportError(f"{method} {path}: could not connect to {self.url}: {exc}") from exc
-            except _ExchangeFailed as exc:
+            except ExchangeFailed as exc:
                 if retry_safe and attempt < self.retries:
                     attempt = self._pause(attempt, method, path, str(exc))
                     continue
                 raise TransportError(f"{method} {path}: no answer from {self.url}: {exc}") from exc
-            retryable = status in RETRY_ANY_REQUEST or (status in RETRY_IF_SAFE and retry_safe)
-            if retryable and attempt < self.retries:
+            if should_retry(status, answer_headers, retry_safe) and attempt < self.retries:
                 attempt = self._pause(attempt, method, path, f"HTTP {status}", answer_headers.get("retry-after"))
                 continue
             request_id = answer_headers.get("x-amzn-requestid") or answer_headers.get("x-amz-apigw-id")
@@ -340,9 +211,7 @@ class MemoryClient:
         return headers
 
     def _pause(self, attempt: int, method: str, path: str, why: str, retry_after: str | None = None) -> int:
-        delay = random.uniform(0, min(self.max_backoff, self.backoff * 2**attempt))
-        if retry_after and retry_after.strip().isdigit():
-            delay = min(self.max_backoff, max(delay, float(retry_after)))
+        delay = retry_delay(attempt, self.backoff, self.max_backoff, retry_after)
         log.info("%s %s: %s; retry %d of %d in %.2fs", method, path, why, attempt + 1, self.retries, delay)
         time.sleep(delay)
         return attempt + 1
@@ -358,10 +227,14 @@ class MemoryClient:
         thread_id: str | None = None,
         token_budget: int | None = None,
         top_k: int | None = None,
+        recall_k: int | None = None,
     ) -> RetrieveResult:
         """Memory for the run `agent_id` is about to make; the run is recorded and its id returned."""
         body = _without_none(
-            {"input": input, "userId": user_id, "threadId": thread_id, "tokenBudget": token_budget, "topK": top_k}
+            {
+                "input": input, "userId": user_id, "threadId": thread_id, "tokenBudget": token_budget,
+                "topK": top_k, "recallK": recall_k,
+            }
         )
         # Safe to repeat: a lost answer only leaves a run that never gets an output.
         answer = self.request("POST", f"/v1/agents/{_segment(agent_id)}/retrieve", json_body=body, retry_safe=True)

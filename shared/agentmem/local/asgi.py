@@ -103,7 +103,9 @@ def create_asgi_app(local_app: LocalApp, *, host: str = "127.0.0.1",
     router = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={HTTPException: _http_exception},  # Starlette's own 404/405 in the contract's body
+        # Starlette's own 404/405 in the contract's body; and anything that escapes the API or a mount, which
+        # Starlette's ServerErrorMiddleware would otherwise answer with a text/plain 500 before Guard sees it.
+        exception_handlers={HTTPException: _http_exception, Exception: _internal_error},
     )
     return Guard(router, HostPolicy.for_bind(host), local_app.settings.api_token, extensions)
 
@@ -114,6 +116,11 @@ async def _http_exception(_: Request, exc: Exception) -> Response:
     headers = dict(exc.headers or {})
     headers["Content-Type"] = "application/json"
     return Response(error_body(code, str(exc.detail)), exc.status_code, headers)
+
+
+async def _internal_error(_: Request, __: Exception) -> Response:
+    # Starlette re-raises after answering, so Guard still logs the exception.
+    return Response(error_body("internal_error", "internal error"), 500, {"Content-Type": "application/json"})
 
 
 class Guard:

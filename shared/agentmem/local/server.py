@@ -28,7 +28,7 @@ from agentmem.local.http_server import LocalHttpServer
 from agentmem.local.lambda_runtime import invoke
 from agentmem.local.security import ensure_safe_bind
 from agentmem.local.static_files import static_extension
-from agentmem.local.worker import EventWorker
+from agentmem.local.worker import SWEEP_PENDING_OLDER_THAN_SECONDS, EventWorker
 from agentmem.wiring import Services, build_services, set_services
 
 log = logging.getLogger(__name__)
@@ -101,7 +101,10 @@ def create_app(
 
     bus = services.memory.bus
     assert isinstance(bus, SqliteEventBus)
-    worker = EventWorker(bus)
+    memory = services.memory
+    worker = EventWorker(
+        bus, sweep=lambda: memory.index_pending(older_than_seconds=SWEEP_PENDING_OLDER_THAN_SECONDS)
+    )
     app = LocalApp(settings, services, worker)
     if start_worker:
         worker.start()

@@ -26,8 +26,8 @@ from importlib import resources
 from typing import Any, Protocol, cast
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
-from agentmem.client.client import HttpTransport
 from agentmem.client.signing import SigV4Signer, region_from_url
+from agentmem.client.transport import HttpTransport
 from agentmem.local.http_common import Response, bearer_token_ok, error_body, error_response, loopback_addresses
 from agentmem.local.static_files import STATIC_HEADERS, WIDGET_PATH, widget_script
 

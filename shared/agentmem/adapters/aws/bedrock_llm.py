@@ -7,7 +7,6 @@ other error fails at once; either way the caller gets one typed error.
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -17,6 +16,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, ConnectionError, ReadTimeoutError
 
 from agentmem.adapters.aws.lazy import LazyClient
+from agentmem.backoff import backoff
 from agentmem.ports.llm import LlmOutOfFormat, LlmUnavailable
 
 RETRYABLE_CODES = frozenset({
@@ -100,7 +100,7 @@ class BedrockConverseModel:
                 failure = type(exc).__name__
             except BotoCoreError as exc:
                 raise LlmUnavailable(f"Bedrock Converse failed: {type(exc).__name__}") from exc
-            wait = backoff(attempt)
+            wait = backoff(attempt, 0.5, 8.0)
             if attempt + 1 == self.max_attempts or self._clock() - started + wait > self.deadline_seconds:
                 break
             self._sleep(wait)
@@ -135,6 +135,3 @@ def converse_messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, A
     return out
 
 
-def backoff(attempt: int, base: float = 0.5, cap: float = 8.0) -> float:
-    """Exponential backoff with jitter: throttled callers spread out instead of retrying in step."""
-    return min(cap, base * 2**attempt) * (0.5 + random.random() / 2)

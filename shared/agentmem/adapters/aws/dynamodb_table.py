@@ -8,7 +8,6 @@ and botocore failures turned into BackendUnavailable named after the store's par
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -22,6 +21,7 @@ from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from agentmem.adapters.aws.lazy import LazyClient
+from agentmem.backoff import backoff
 from agentmem.domain.errors import BackendUnavailable
 
 BATCH_GET_LIMIT = 100  # DynamoDB's own limit on keys per BatchGetItem
@@ -84,14 +84,6 @@ def error_code(exc: ClientError) -> str:
 def cancellation_codes(exc: ClientError) -> list[str]:
     """The per-item reasons of a cancelled transaction, in the order of its items."""
     return [str(reason.get("Code", "None")) for reason in exc.response.get("CancellationReasons") or []]
-
-
-def backoff(attempt: int, base: float = 0.05, cap: float = 1.0) -> float:
-    """Seconds to wait before retry `attempt + 1`: exponential, capped, with up to half taken off by jitter.
-
-    The jitter keeps retrying writers from colliding again in step.
-    """
-    return min(cap, base * 2**attempt) * (0.5 + random.random() / 2)
 
 
 class DynamoDbTable:
@@ -226,10 +218,15 @@ class DynamoDbTable:
                 self.back_off(attempt)
         raise BackendUnavailable(self.part, f"DynamoDB left {what} unprocessed after retries")
 
-    def transact(self, items: list[dict[str, Any]]) -> list[str]:
-        """Run a transaction once: [] when it committed, else the per-item cancellation codes (never empty)."""
+    def transact(self, items: list[dict[str, Any]], client_request_token: str | None = None) -> list[str]:
+        """Run a transaction once: [] when it committed, else the per-item cancellation codes (never empty).
+
+        With `client_request_token`, DynamoDB runs the transaction at most once for 10 minutes: the SDK's
+        own retry after a lost response succeeds without writing again.
+        """
+        extra = {"ClientRequestToken": client_request_token} if client_request_token else {}
         try:
-            self.client.transact_write_items(TransactItems=items)
+            self.client.transact_write_items(TransactItems=items, **extra)
             return []
         except ClientError as exc:
             if error_code(exc) != "TransactionCanceledException":

@@ -13,6 +13,8 @@ its cost follows the turns read, not the length of the thread.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -71,7 +73,9 @@ class DynamoDbTranscriptStore:
                     StoredTurn(tenant, user_id, thread_id, last + 1 + i, t.role, t.content, t.tokens, created_at)
                     for i, t in enumerate(turns)
                 ]
-                reasons = table.transact([self._advance(stored, last), *(self._put(t) for t in stored)])
+                reasons = table.transact(
+                    [self._advance(stored, last), *(self._put(t) for t in stored)], append_token(stored)
+                )
                 if not reasons:
                     return stored
                 if CONDITION_FAILED not in reasons and TRANSACTION_CONFLICT not in reasons:
@@ -118,6 +122,24 @@ class DynamoDbTranscriptStore:
                 request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
         return list(reversed(newest_first))
 
+    def get_turns(self, tenant: str, user_id: str, keys: Sequence[tuple[str, int]]) -> list[StoredTurn]:
+        if not keys:
+            return []
+        unique = list(dict.fromkeys(keys))
+        with self.table.errors():
+            items = self.table.batch_get(
+                [
+                    {"pk": {"S": turns_pk(tenant, user_id, thread_id)}, "sk": {"S": turn_sk(seq)}}
+                    for thread_id, seq in unique
+                ]
+            )
+        found: dict[tuple[str, int], StoredTurn] = {}
+        for item in items:
+            thread_id = item["pk"]["S"].removeprefix(f"{user_pk(tenant, user_id)}#TH#")
+            turn = _turn(tenant, user_id, thread_id, item)
+            found[(thread_id, turn.seq)] = turn
+        return [found[key] for key in keys if key in found]
+
     def thread_exists(self, tenant: str, user_id: str, thread_id: str) -> bool:
         with self.table.errors():
             return self.table.get(thread_key(tenant, user_id, thread_id)) is not None
@@ -159,6 +181,19 @@ class DynamoDbTranscriptStore:
             },
             "ConditionExpression": "attribute_not_exists(pk)",
         }}
+
+
+def append_token(stored: Sequence[StoredTurn]) -> str:
+    """The transaction's ClientRequestToken: derived from exactly what it writes (thread, seqs, turns, time).
+
+    botocore retries a call whose answer was lost with the same parameters, so the same token: DynamoDB
+    then answers success without appending the turns a second time. A new attempt of our own (the thread
+    moved on) writes other seqs, so it gets another token.
+    """
+    first = stored[0]
+    material = json.dumps([first.tenant, first.user_id, first.thread_id, repr(first.created_at),
+                           [(t.seq, t.role, t.content) for t in stored]], separators=(",", ":"))
+    return hashlib.sha256(material.encode()).hexdigest()[:36]
 
 
 def _turn(tenant: str, user_id: str, thread_id: str, item: Mapping[str, Any]) -> StoredTurn:

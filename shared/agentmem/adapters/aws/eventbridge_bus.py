@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import random
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,6 +13,7 @@ from botocore.exceptions import ClientError, HTTPClientError, NoCredentialsError
 from botocore.exceptions import ConnectionError as BotocoreConnectionError
 
 from agentmem.adapters.aws.lazy import LazyClient
+from agentmem.backoff import backoff
 from agentmem.ports.events import DomainEvent, PublishReceipt
 
 PUT_EVENTS_LIMIT = 10  # EventBridge's own limit on entries per PutEvents call
@@ -106,7 +106,7 @@ class EventBridgeBus:
             if not waiting:
                 break
             if attempt + 1 < self.max_attempts:
-                self._sleep(_backoff(attempt))
+                self._sleep(backoff(attempt, 0.1, 2.0))
         for index in waiting:
             receipts[index] = PublishReceipt(None, errors.get(index, "not published"))
         return receipts
@@ -123,5 +123,3 @@ class EventBridgeBus:
         return entry
 
 
-def _backoff(attempt: int, base: float = 0.1, cap: float = 2.0) -> float:
-    return min(cap, base * 2**attempt) * (0.5 + random.random() / 2)

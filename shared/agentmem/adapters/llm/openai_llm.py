@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import random
 import time
 import urllib.error
 import urllib.request
@@ -17,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
+from agentmem.backoff import backoff
 from agentmem.ports.llm import LlmOutOfFormat, LlmUnavailable
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -83,7 +83,7 @@ class OpenAICompatibleModel:
         attempts = 0
         for attempt in range(self.max_attempts):
             attempts += 1
-            wait = backoff(attempt)
+            wait = backoff(attempt, 0.5, 8.0)
             request = urllib.request.Request(self.url, data=payload, headers=headers, method="POST")
             try:
                 with urllib.request.urlopen(request, timeout=self.timeout) as response:
@@ -137,6 +137,3 @@ def _error_message(exc: urllib.error.HTTPError) -> str:
     return f": {str(message)[:200]}" if message else ""
 
 
-def backoff(attempt: int, base: float = 0.5, cap: float = 8.0) -> float:
-    """Exponential backoff with jitter."""
-    return min(cap, base * 2**attempt) * (0.5 + random.random() / 2)

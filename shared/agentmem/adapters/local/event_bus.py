@@ -5,6 +5,13 @@ consumer acknowledges it, so a server killed between feedback and indexing
 indexes the lesson on its next start. Failed deliveries are retried with
 backoff; after `max_attempts` an event is parked as dead (the local dead-letter
 queue) and can be redriven.
+
+Each subscribed consumer (`subscribe`, as an EventBridge rule with its own
+target) gets its own delivery of every event it consumes: its own attempts,
+backoff and dead state, drained by its own worker thread, so a slow or failing
+consumer never holds up another. An event's own status sums its deliveries up
+(pending while one is, dead when one gave up, else done). A bus nobody ever
+subscribed to keeps the one-delivery-per-event outbox (`due`/`ack`/`fail`).
 """
 
 from __future__ import annotations
@@ -31,6 +38,30 @@ CREATE TABLE IF NOT EXISTS events (
     next_attempt_at REAL NOT NULL, last_error TEXT
 );
 CREATE INDEX IF NOT EXISTS events_due ON events (status, next_attempt_at);
+CREATE TABLE IF NOT EXISTS subscriptions (
+    consumer TEXT NOT NULL, detail_type TEXT NOT NULL, PRIMARY KEY (consumer, detail_type)
+);
+CREATE TABLE IF NOT EXISTS deliveries (
+    event_id TEXT NOT NULL, consumer TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending', attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at REAL NOT NULL, last_error TEXT,
+    PRIMARY KEY (event_id, consumer)
+);
+CREATE INDEX IF NOT EXISTS deliveries_due ON deliveries (consumer, status, next_attempt_at);
+"""
+# An event's status from its deliveries (for an event that has any).
+_SETTLE = """
+UPDATE events SET
+    status = CASE
+        WHEN EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.event_id AND d.status = 'pending')
+            THEN 'pending'
+        WHEN EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.event_id AND d.status = 'dead')
+            THEN 'dead'
+        ELSE 'done' END,
+    attempts = (SELECT MAX(d.attempts) FROM deliveries d WHERE d.event_id = events.event_id),
+    last_error = (SELECT d.consumer || ': ' || d.last_error FROM deliveries d
+                  WHERE d.event_id = events.event_id AND d.last_error IS NOT NULL LIMIT 1)
+WHERE event_id = ? AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.event_id)
 """
 
 
@@ -52,8 +83,9 @@ class SqliteEventBus:
         self._region = region
         self._account = account
         # Set by every publish, cleared by the waiting worker: a flag, not a notification, so a publish
-        # that lands while the worker is busy delivering is not missed.
-        self._published = threading.Event()
+        # that lands while the worker is busy delivering is not missed. One per waiting consumer.
+        self._published: dict[str | None, threading.Event] = {}
+        self._published_lock = threading.Lock()
 
     def close(self) -> None:
         self._db.close()
@@ -78,26 +110,115 @@ class SqliteEventBus:
                 " VALUES (?,?,?,?,?,?,?)",
                 rows,
             )
-        self._published.set()
+            subscribed = conn.execute("SELECT 1 FROM subscriptions LIMIT 1").fetchone() is not None
+            if subscribed:
+                conn.executemany(
+                    "INSERT INTO deliveries (event_id, consumer, next_attempt_at)"
+                    " SELECT ?, consumer, ? FROM subscriptions WHERE detail_type = ?",
+                    [(r[0], now, r[1]) for r in rows],
+                )
+                # An event no consumer subscribes to is done at once (EventBridge drops what no rule matches).
+                conn.executemany(
+                    "UPDATE events SET status='done' WHERE event_id=?"
+                    " AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.event_id)",
+                    [(r[0],) for r in rows],
+                )
+        self.wake()
         return [PublishReceipt(event_id=r[0]) for r in rows]
 
     # The consumer side, used by the local worker.
 
-    def wait_for_events(self, timeout: float) -> None:
-        """Block until something was published since the last wait, or `timeout` passes."""
-        self._published.wait(timeout)
-        self._published.clear()
+    def subscribe(self, consumer: str, detail_types: Sequence[str]) -> None:
+        """Deliver every event of `detail_types` to `consumer`, on its own, from now on (kept in the file).
+
+        Events still pending that `consumer` has no delivery of yet (published before it subscribed, or
+        before this file had subscriptions) get one now.
+        """
+        with self._db.transaction() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO subscriptions (consumer, detail_type) VALUES (?, ?)",
+                [(consumer, t) for t in detail_types],
+            )
+            pending = conn.execute(
+                "SELECT event_id, next_attempt_at, attempts FROM events WHERE status='pending'"
+                f" AND detail_type IN ({','.join('?' * len(detail_types))})",
+                list(detail_types),
+            ).fetchall()
+            conn.executemany(
+                "INSERT OR IGNORE INTO deliveries (event_id, consumer, next_attempt_at, attempts) VALUES (?,?,?,?)",
+                [(r["event_id"], consumer, r["next_attempt_at"], r["attempts"]) for r in pending],
+            )
+        self.wake()
+
+    def wait_for_events(self, timeout: float, consumer: str | None = None) -> None:
+        """Block until something was published since `consumer`'s last wait, or `timeout` passes."""
+        flag = self._flag(consumer)
+        flag.wait(timeout)
+        flag.clear()
 
     def wake(self) -> None:
-        """Wake whoever waits in `wait_for_events` (a worker that is stopping)."""
-        self._published.set()
+        """Wake whoever waits in `wait_for_events` (a publish, or a worker that is stopping)."""
+        with self._published_lock:
+            flags = list(self._published.values())
+        for flag in flags:
+            flag.set()
 
-    def due(self, limit: int = 50) -> list[StoredEvent]:
-        """Pending events whose next attempt is due, oldest first."""
+    def _flag(self, consumer: str | None) -> threading.Event:
+        with self._published_lock:
+            flag = self._published.get(consumer)
+            if flag is None:
+                # Set at first: whatever is pending already gets looked at.
+                flag = self._published[consumer] = threading.Event()
+                flag.set()
+            return flag
+
+    def due_for(self, consumer: str, limit: int = 50) -> list[StoredEvent]:
+        """`consumer`'s pending deliveries whose next attempt is due, oldest event first."""
         with self._db.reading() as conn:
             rows = conn.execute(
-                "SELECT * FROM events WHERE status='pending' AND next_attempt_at <= ? ORDER BY seq LIMIT ?",
-                (time.time(), limit),
+                "SELECT e.*, d.attempts AS delivery_attempts FROM deliveries d JOIN events e USING (event_id)"
+                " WHERE d.consumer=? AND d.status='pending' AND d.next_attempt_at <= ? ORDER BY e.seq LIMIT ?",
+                (consumer, time.time(), limit),
+            ).fetchall()
+        return [StoredEvent(r["seq"], r["event_id"], r["delivery_attempts"], self._envelope(r)) for r in rows]
+
+    def next_due_for(self, consumer: str) -> float | None:
+        """Seconds until `consumer`'s next pending delivery is due (0 if one is due), None if it has none."""
+        with self._db.reading() as conn:
+            row = conn.execute(
+                "SELECT MIN(next_attempt_at) AS t FROM deliveries WHERE consumer=? AND status='pending'", (consumer,)
+            ).fetchone()
+        return None if row["t"] is None else max(0.0, row["t"] - time.time())
+
+    def ack_delivery(self, event_id: str, consumer: str) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "UPDATE deliveries SET status='done', last_error=NULL WHERE event_id=? AND consumer=?",
+                (event_id, consumer),
+            )
+            conn.execute(_SETTLE, (event_id,))
+
+    def fail_delivery(self, event_id: str, consumer: str, error: str, *, retry_in: float | None) -> None:
+        """Record `consumer`'s failed delivery: retry after `retry_in` seconds, or park it as dead when None."""
+        with self._db.transaction() as conn:
+            conn.execute(
+                "UPDATE deliveries SET attempts=attempts+1, last_error=?,"
+                " status=CASE WHEN ? THEN 'dead' ELSE status END, next_attempt_at=?"
+                " WHERE event_id=? AND consumer=?",
+                (error[:1000], retry_in is None, time.time() + (retry_in or 0), event_id, consumer),
+            )
+            conn.execute(_SETTLE, (event_id,))
+
+    def due(self, limit: int = 50) -> list[StoredEvent]:
+        """Pending events with an attempt due (of the event, or of one of its deliveries), oldest first."""
+        now = time.time()
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM events e WHERE e.status='pending' AND ("
+                " (e.next_attempt_at <= ? AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id=e.event_id))"
+                " OR EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id=e.event_id AND d.status='pending'"
+                "            AND d.next_attempt_at <= ?)) ORDER BY e.seq LIMIT ?",
+                (now, now, limit),
             ).fetchall()
         return [StoredEvent(r["seq"], r["event_id"], r["attempts"], self._envelope(r)) for r in rows]
 
@@ -110,13 +231,23 @@ class SqliteEventBus:
         return None if row["t"] is None else max(0.0, row["t"] - time.time())
 
     def ack(self, event_id: str) -> None:
+        """The event is handled: every delivery of it done."""
         with self._db.transaction() as conn:
             conn.execute("UPDATE events SET status='done', last_error=NULL WHERE event_id=?", (event_id,))
+            conn.execute("UPDATE deliveries SET status='done', last_error=NULL WHERE event_id=?", (event_id,))
 
     def fail(self, event_id: str, error: str, *, retry_in: float | None) -> None:
-        """Record a failed delivery: retry after `retry_in` seconds, or park it as dead when None."""
+        """Record a failed delivery of the event (all its pending deliveries): retry after `retry_in`, or dead."""
         with self._db.transaction() as conn:
-            if retry_in is None:
+            if conn.execute("SELECT 1 FROM deliveries WHERE event_id=? LIMIT 1", (event_id,)).fetchone():
+                conn.execute(
+                    "UPDATE deliveries SET attempts=attempts+1, last_error=?,"
+                    " status=CASE WHEN ? THEN 'dead' ELSE status END, next_attempt_at=?"
+                    " WHERE event_id=? AND status='pending'",
+                    (error[:1000], retry_in is None, time.time() + (retry_in or 0), event_id),
+                )
+                conn.execute(_SETTLE, (event_id,))
+            elif retry_in is None:
                 conn.execute(
                     "UPDATE events SET status='dead', attempts=attempts+1, last_error=? WHERE event_id=?",
                     (error[:1000], event_id),
@@ -134,12 +265,15 @@ class SqliteEventBus:
 
     def redrive_dead(self) -> int:
         """Put every dead event back in the queue; returns how many."""
+        now = time.time()
         with self._db.transaction() as conn:
             cur = conn.execute(
-                "UPDATE events SET status='pending', attempts=0, next_attempt_at=? WHERE status='dead'",
-                (time.time(),),
+                "UPDATE events SET status='pending', attempts=0, next_attempt_at=? WHERE status='dead'", (now,)
             )
-        self._published.set()
+            conn.execute(
+                "UPDATE deliveries SET status='pending', attempts=0, next_attempt_at=? WHERE status='dead'", (now,)
+            )
+        self.wake()
         return cur.rowcount
 
     def _envelope(self, row: Any) -> dict[str, Any]:

@@ -1,0 +1,113 @@
+"""The local worker: each consumer gets its own delivery, so one that is slow or failing holds up no other,
+and the sweep indexes lessons whose event was lost."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from agentmem.adapters.local.event_bus import SqliteEventBus
+from agentmem.local import lambda_runtime
+from agentmem.local.server import create_app
+from agentmem.local.worker import EventWorker
+from agentmem.ports.events import DomainEvent
+
+from tests.integration.local_client import LocalCaller
+
+AUDIT = "Audit this outdoor gear article for brand voice: our trail magic moments make every hike special."
+COMMENT = "'Trail magic' is our brand's own idiom, used on purpose. Do not flag it."
+
+
+def feedback(call: LocalCaller) -> str:
+    status, run = call("POST", "/v1/agents/auditor/retrieve", {"input": AUDIT})
+    assert status == 200
+    status, receipt = call("POST", f"/v1/agents/auditor/runs/{run['runId']}/feedback",
+                           {"rating": "down", "comment": COMMENT})
+    assert status == 202
+    return str(receipt["memoryId"])
+
+
+def lesson_status(call: LocalCaller, memory_id: str) -> str | None:
+    items = call("GET", "/v1/agents/auditor/memories?limit=100")[1]["items"]
+    return next((m.get("status") for m in items if m["memoryId"] == memory_id), None)
+
+
+def wait_for_lesson(call: LocalCaller, memory_id: str, timeout: float) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        lessons = call("POST", "/v1/agents/auditor/retrieve", {"input": AUDIT})[1]["lessons"]
+        if memory_id in [lesson["memoryId"] for lesson in lessons]:
+            return time.monotonic() - started
+        time.sleep(0.05)
+    raise AssertionError(f"lesson {memory_id} not retrievable within {timeout} s")
+
+
+def test_a_consolidation_that_hangs_does_not_delay_indexing(tmp_path: Path, minilm: Any):
+    app = create_app(tmp_path, ports={"embedder": minilm}, enabled_agents=["auditor"])
+    call = LocalCaller(app)
+    # The consolidate function's execution environment is busy (held here) for as long as the test runs.
+    busy = lambda_runtime._environment("consolidate", 0)
+    busy.acquire()
+    try:
+        status, _ = call("POST", "/v1/users/u1/threads/t1/turns",
+                         {"turns": [{"role": "user", "content": "I prefer metric units."}]})
+        assert status == 201
+        time.sleep(0.2)  # the consolidate delivery has started and waits for its environment
+        assert app.worker.bus.next_due_for("consolidate") == 0.0
+        memory_id = feedback(call)
+        # Held for good: with one delivery for all consumers the lesson would wait forever. The bound
+        # is generous for a loaded machine; the speed itself is measured by benchmarks/load_and_crash.py.
+        wait_for_lesson(call, memory_id, timeout=30)
+    finally:
+        busy.release()
+        app.close()
+
+
+def test_a_failing_consumer_parks_only_its_own_delivery(tmp_path: Path):
+    bus = SqliteEventBus(tmp_path / "events.db")
+    bus.subscribe("fast", ["Thing"])
+    bus.subscribe("broken", ["Thing"])
+    (receipt,) = bus.publish([DomainEvent("Thing", {"n": 1})])
+    event_id = receipt.event_id or ""
+    bus.ack_delivery(event_id, "fast")
+    bus.fail_delivery(event_id, "broken", "RuntimeError: boom", retry_in=None)
+    assert bus.due_for("fast") == [] and bus.due_for("broken") == []
+    assert bus.counts() == {"dead": 1}
+    assert bus.redrive_dead() == 1
+    assert [e.event_id for e in bus.due_for("broken")] == [event_id] and bus.due_for("fast") == []
+    bus.ack_delivery(event_id, "broken")
+    assert bus.counts() == {"done": 1}
+    bus.close()
+
+
+def test_events_published_before_anyone_subscribed_are_delivered_after(tmp_path: Path):
+    bus = SqliteEventBus(tmp_path / "events.db")
+    (receipt,) = bus.publish([DomainEvent("Thing", {"n": 1})])
+    assert [e.event_id for e in bus.due()] == [receipt.event_id]
+    bus.subscribe("late", ["Thing"])
+    assert [e.event_id for e in bus.due_for("late")] == [receipt.event_id]
+    (unmatched,) = bus.publish([DomainEvent("Other", {})])
+    assert unmatched.event_id not in [e.event_id for e in bus.due()]  # nobody consumes it: done at once
+    bus.close()
+
+
+def test_the_sweep_indexes_a_lesson_whose_event_was_lost(tmp_path: Path, minilm: Any):
+    app = create_app(tmp_path, start_worker=False, ports={"embedder": minilm}, enabled_agents=["auditor"])
+    call = LocalCaller(app)
+    try:
+        memory_id = feedback(call)
+        bus = app.worker.bus
+        for event in bus.due():
+            bus.ack(event.event_id)  # the event is lost: nothing will deliver it
+        assert lesson_status(call, memory_id) == "pending"
+        sweeper = EventWorker(bus, sweep=lambda: app.services.memory.index_pending(older_than_seconds=0),
+                              sweep_interval=0.1)
+        sweeper.start()
+        try:
+            wait_for_lesson(call, memory_id, timeout=30)
+        finally:
+            sweeper.stop()
+        assert lesson_status(call, memory_id) == "indexed"
+    finally:
+        app.close()
