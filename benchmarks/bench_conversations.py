@@ -29,6 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agentmem.adapters.local.key_file import LocalKeyFile
+from agentmem.adapters.local.key_store import SqliteKeyStore
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.transcript_store import SqliteTranscriptStore
 from agentmem.adapters.local.vault_store import SqliteVaultStore
@@ -69,7 +70,8 @@ def bench_size(size: int, samples: int, budget: int) -> dict[str, list[float]]:
         data = Path(folder)
         conversations = ConversationService(
             tenant="bench", transcripts=SqliteTranscriptStore(data / "transcripts.db"),
-            vault=SqliteVaultStore(data / "vault.db"), keys=LocalKeyFile(data / "vault.key"),
+            vault=SqliteVaultStore(data / "vault.db"), key_store=SqliteKeyStore(data / "keys.db"),
+            keys=LocalKeyFile(data / "vault.key"),
             detector=RegexPiiDetector(), counter=counter,
         )
         try:

@@ -66,6 +66,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
             ("GET", "/v1/agents/{agentId}/memories"),
             ("PATCH", "/v1/agents/{agentId}/memories/{memoryId}"),
             ("DELETE", "/v1/agents/{agentId}/memories/{memoryId}"),
+            ("DELETE", "/v1/agents/{agentId}/personal-data"),
         ),
         description="Runs, editors' feedback and the lessons it becomes.",
     ),
@@ -102,6 +103,13 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         schedule="rate(5 minutes)",
         timeout_seconds=120,
         description="Indexes lessons left pending; removes the vectors of lessons that expired.",
+    ),
+    FunctionSpec(
+        name="mcp",
+        # POST carries the JSON-RPC calls; GET and DELETE answer 405 (stateless: no stream, no session).
+        routes=(("POST", "/mcp"), ("GET", "/mcp"), ("DELETE", "/mcp")),
+        memory_mb=1024,
+        description="The same operations as Model Context Protocol tools (streamable HTTP, stateless).",
     ),
     FunctionSpec(
         name="service",

@@ -57,6 +57,9 @@ LAYER_REQUIREMENTS: tuple[str, ...] = (
     "cryptography",
     "numpy",
     "boto3",
+    # The mcp function: the MCP SDK's streamable-HTTP app, run on API Gateway's events by Mangum.
+    "mcp",
+    "mangum",
 )
 # Lambda's limit for a function plus its layers, unzipped.
 LAYER_MAX_UNZIPPED_BYTES = 250 * 1024 * 1024

@@ -62,9 +62,13 @@ def _synthesise_table_properties() -> dict[str, Any]:
         stack = built.tenants["schema"]
         built.app.synth()
         template = json.loads((Path(scratch) / "cdk.out" / stack.template_file).read_text())
-    tables = [r for r in template["Resources"].values() if r["Type"] == "AWS::DynamoDB::Table"]
+    # The tenant table (construct "Memory"); the key store's table (construct "KeyStore") is apart.
+    tables = [
+        r for logical_id, r in template["Resources"].items()
+        if r["Type"] == "AWS::DynamoDB::Table" and logical_id.startswith("Memory")
+    ]
     if len(tables) != 1:
-        raise LookupError(f"expected one AWS::DynamoDB::Table in the tenant stack, found {len(tables)}")
+        raise LookupError(f"expected one tenant AWS::DynamoDB::Table in the tenant stack, found {len(tables)}")
     properties: dict[str, Any] = tables[0]["Properties"]
     return {key: properties[key] for key in _TABLE_KEYS if key in properties}
 

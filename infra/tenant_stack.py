@@ -22,6 +22,7 @@ from infra.constructs.functions import (
     function_environment,
     tenant_log_group,
 )
+from infra.constructs.key_store import KeyStoreTable
 from infra.constructs.keys import TenantKeys
 from infra.constructs.monitoring import TenantMonitoring
 from infra.constructs.s3vectors import TenantS3Vectors
@@ -62,6 +63,7 @@ class TenantStack(Stack):
 
         keys = TenantKeys(self, "Keys", tenant=tenant, removal_policy=removal)
         table = MemoryTable(self, "Memory", key=keys.data_key, removal_policy=removal)
+        key_store = KeyStoreTable(self, "KeyStore", key=keys.data_key, removal_policy=removal)
         bus = TenantEventBus(
             self,
             "Events",
@@ -114,6 +116,7 @@ class TenantStack(Stack):
             environment=function_environment(
                 settings,
                 table_name=table.table.table_name,
+                key_table_name=key_store.table.table_name,
                 event_bus_name=bus.bus.event_bus_name,
                 data_key_arn=keys.data_key.key_arn,
                 hmac_key_arn=keys.hmac_key.key_arn,
@@ -134,6 +137,8 @@ class TenantStack(Stack):
             if consumer is not None:
                 functions.consume_from(spec.name, consumer.queue, keys.data_key)
             bus.schedule(spec, functions.functions[spec.name])
+        for role in functions.roles_with(Access.KEY_STORE):
+            key_store.grant(role)
 
         index: TenantVectorIndex | None = None
         if vectors is not None:
@@ -187,11 +192,13 @@ class TenantStack(Stack):
         self._acknowledge_findings(functions, index)
 
         self.keys, self.table, self.bus, self.vectors, self.s3_vectors = keys, table, bus, vectors, s3_vectors
+        self.key_store = key_store
         self.functions, self.vector_index, self.api, self.monitoring = functions, index, api, monitoring
 
         for name, value in (
             ("ApiUrl", api.api.url),
             ("TableName", table.table.table_name),
+            ("KeyTableName", key_store.table.table_name),
             ("EventBusName", bus.bus.event_bus_name),
             ("EventBusArn", bus.bus.event_bus_arn),
             ("EventArchiveArn", bus.archive.attr_arn),

@@ -111,9 +111,40 @@ def unmask_text(userId: PathId, threadId: PathId, request: Annotated[UnmaskReque
     return {"text": conversations().unmask(userId, threadId, request.text)}
 
 
+ERASE_DESCRIPTION = """\
+Erase the user. Idempotent; 204.
+
+**What happens, in order.** (1) The user's data keys are destroyed. Every original value of the user
+is an AES-256-GCM ciphertext decryptable only with the user's data key, and that key exists only
+wrapped (KMS, the tenant key) in the key store: a DynamoDB table of its own without point-in-time
+recovery or streams (locally `keys.db`, a file apart from the data files). (2) Every record of the
+user is deleted: transcripts, vault entries and counters, the facts and their vectors, the profile
+and its versions, the runs made for the user (every agent's, found through a per-user index).
+Locally every SQLite file of the data folder is then checkpointed (`wal_checkpoint(TRUNCATE)`),
+with `secure_delete` on, so neither a file nor its `-wal` keeps a deleted row.
+
+**The guarantee.** Once this returns, no copy of the user's values can be decrypted: not the
+tenant table's point-in-time recovery (35 days), not a backup or copy of the data files, because
+the one key that decrypts them is gone from the only place that held it. Nothing stored ever held a
+raw value to begin with: texts are masked before storage. Lessons and feedback made from the
+user's runs belong to the agents and stay; the user's tokens in them resolve to nothing, for anyone.
+
+**Windows and limits.** A request running concurrently with the erase may write a record after it
+(a turn, a run); its values are encrypted under the destroyed key or a new one; erase again to
+remove the record. A warm function keeps an unwrapped key in memory for at most 5 minutes, but
+reads the key store before every use, so it never uses a destroyed key again. Deleted DynamoDB
+items are gone for every read at once; their removal from AWS's storage media follows AWS's own
+deletion process. Keep the key table out of any backup plan: a backup of it taken before the erase
+keeps the key for as long as that backup lives. The tenant KMS key is not deleted (it wraps every
+user's key). The event archive (14 days by default) and dead-letter queues hold user ids and
+sequence numbers, never content; logs hold a hash of the user id, never the id or content.
+"""
+
+
 @router.delete(
     "/v1/users/<userId>",
-    summary="Erase a user: data keys destroyed first, then transcripts, vault, profile, facts",
+    summary="Erase a user: data keys destroyed first, then transcripts, vault, profile, facts, runs",
+    description=ERASE_DESCRIPTION,
 )
 def erase_user(userId: PathId) -> Response[Any]:
     conversations().erase_user(userId)

@@ -10,6 +10,7 @@ from agentmem.api.observability import count, logger, metrics, tracer
 from agentmem.api.presenters import SNIPPET_CHARS, memory_json, run_json, run_summary_json
 from agentmem.api.resolver import IdempotencyKey, PathId, json_response, make_resolver, no_content
 from agentmem.domain.models import VerdictFilter
+from agentmem.domain.pii import agent_subject
 from agentmem.wiring import get_services
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
@@ -87,9 +88,11 @@ def submit_feedback(
         answer = {"feedbackId": receipt.feedback_id, "memoryId": receipt.memory_id, "status": "accepted"}
     else:
         # A retry with the key is answered with the first request's body (powertools' idempotency).
+        # powertools keeps a hash of the body: of the masked comment, never of the raw one.
+        comment = services.memory.mask_comment(agentId, runId, request.comment)
         answer = submit_feedback_once(
             services.feedback_idempotency_store(), services.memory, agentId, runId, request.rating,
-            request.comment, idempotency_key, lambda_context=router.lambda_context,
+            comment, idempotency_key, lambda_context=router.lambda_context,
             on_created=lambda: count("FeedbackAccepted"),
         )
     return json_response(202, answer)
@@ -113,6 +116,24 @@ def patch_memory(agentId: PathId, memoryId: PathId, request: Annotated[MemoryPat
 @router.delete("/v1/agents/<agentId>/memories/<memoryId>", summary="Delete a lesson; it is never retrieved again")
 def delete_memory(agentId: PathId, memoryId: PathId) -> Response[Any]:
     get_services().memory.delete_memory(agentId, memoryId)
+    return no_content()
+
+
+@router.delete(
+    "/v1/agents/<agentId>/personal-data",
+    summary="Erase the personal data of the agent's runs made without a userId",
+    description=(
+        "The personal data found in runs without a `userId` (their input and output, the feedback comments "
+        "on them and the lessons made from them) is masked with tokens of the agent's own vault subject "
+        "`_agent:<agentId>`. This destroys that subject's data key and vault entries: every such token stays a "
+        "token for good, in every copy. Runs, feedback and lessons themselves stay (they hold tokens only). "
+        "Idempotent; 204."
+    ),
+)
+def erase_agent_personal_data(agentId: PathId) -> Response[Any]:
+    conversations = get_services().conversations
+    assert conversations is not None  # every wiring builds the vault
+    conversations.erase_user(agent_subject(agentId))
     return no_content()
 
 

@@ -22,4 +22,6 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     logger.info("sweep", extra=report.as_dict())
     if report.pending_indexed:
         count("PendingLessonsIndexed", report.pending_indexed)
+    if report.lessons_expired:
+        count("LessonsExpired", report.lessons_expired)
     return {"status": "swept", **report.as_dict()}

@@ -45,6 +45,7 @@ RETENTION: dict[int, logs.RetentionDays] = {
 class Access(StrEnum):
     TABLE = "table"  # items of the tenant table and its gsi1
     DATA_KEYS = "data-keys"  # GenerateDataKey/Decrypt on the tenant CMK: the per-user data keys
+    KEY_STORE = "key-store"  # items of the key table (infra/constructs/key_store.py): the wrapped data keys
     PII_HMAC = "pii-hmac"  # GenerateMac on the tenant HMAC key
     PII_DETECT = "pii-detect"  # Comprehend DetectPiiEntities (masking before anything is stored)
     PUBLISH = "publish"  # PutEvents with source `agentmem` on the tenant bus
@@ -56,12 +57,12 @@ class Access(StrEnum):
 
 
 A = Access
-_MASKING = frozenset({A.DATA_KEYS, A.PII_HMAC, A.PII_DETECT})
+_MASKING = frozenset({A.DATA_KEYS, A.KEY_STORE, A.PII_HMAC, A.PII_DETECT})
 FUNCTION_ACCESS: Mapping[str, frozenset[Access]] = {
-    # Masks the run's input when it names a user; reads the user's memory.
+    # Masks the run's input (the user's tokens, or the agent's without a user); reads the user's memory.
     "retrieve": frozenset({A.TABLE, A.EMBED, A.VECTORS_READ, A.SETTINGS}) | _MASKING,
-    # Runs and feedback; deleting a memory removes its vector; publishes FeedbackSubmitted.
-    "feedback": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE, A.SETTINGS}),
+    # Runs and feedback, masked into the vault; deleting a memory removes its vector; publishes FeedbackSubmitted.
+    "feedback": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE, A.SETTINGS}) | _MASKING,
     "indexer": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.SETTINGS}),
     # Masks turns into the vault; erasing a user deletes its facts' vectors; publishes TurnsAppended.
     "conversations": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE, A.SETTINGS}) | _MASKING,
@@ -72,6 +73,8 @@ FUNCTION_ACCESS: Mapping[str, frozenset[Access]] = {
     "sweeper": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.SETTINGS}),
     # Health and the OpenAPI document read no settings at run time (`get_settings` only).
     "service": frozenset(),
+    # Runs each MCP tool call through the retrieve, feedback and conversations handlers in-process.
+    "mcp": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.PUBLISH, A.SETTINGS}) | _MASKING,
 }
 # What the event source mapping does with the function's role to read its queue (SQS decrypts with the
 # tenant key on the role's behalf, so the role's kms:Decrypt is limited to calls made through SQS).
@@ -111,6 +114,7 @@ def function_environment(
     settings: TenantSettings,
     *,
     table_name: str,
+    key_table_name: str,
     event_bus_name: str,
     data_key_arn: str,
     hmac_key_arn: str,
@@ -128,6 +132,7 @@ def function_environment(
         "AGENTMEM_BACKEND": "aws",
         "AGENTMEM_TENANT": settings.name,
         "AGENTMEM_TABLE_NAME": table_name,
+        "AGENTMEM_KEY_TABLE_NAME": key_table_name,
         "AGENTMEM_EVENT_BUS_NAME": event_bus_name,
         "AGENTMEM_KMS_KEY_ARN": data_key_arn,
         "AGENTMEM_HMAC_KEY_ARN": hmac_key_arn,

@@ -104,6 +104,8 @@ class Settings(BaseSettings):
 
     # AWS adapters (set by the CDK stack on every function).
     table_name: str | None = None
+    # Users' wrapped data keys: a table of their own, without point-in-time recovery (erase survives backups).
+    key_table_name: str | None = None
     event_bus_name: str | None = None
     kms_key_arn: str | None = None
     hmac_key_arn: str | None = None
@@ -158,7 +160,7 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _check_backend(self) -> Settings:
         if self.backend == "aws":
-            needed = ["table_name", "event_bus_name", "kms_key_arn"]
+            needed = ["table_name", "key_table_name", "event_bus_name", "kms_key_arn"]
             if self.vector_store == "s3vectors":
                 needed.append("vector_bucket")
             missing = [k for k in needed if not getattr(self, k)]

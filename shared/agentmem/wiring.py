@@ -86,8 +86,10 @@ class Services:
         self.memory.settings = settings
         if self.profiles is not None:
             self.profiles.token_budget = settings.profile_token_budget
-        if hasattr(self.memory.store, "max_age_days"):  # DynamoDB: a new lesson's TTL
-            self.memory.store.max_age_days = settings.max_memory_age_days
+        store = self.memory.store
+        if hasattr(store, "max_age_days") and hasattr(store, "retention_days"):  # DynamoDB: new items' TTL
+            store.max_age_days = settings.max_memory_age_days
+            store.retention_days = settings.retention_days
 
     def close(self) -> None:
         for closeable in (self.memory.store, self.memory.vectors, self.memory.bus):
@@ -174,7 +176,10 @@ def build_services(
         if store is None:
             from agentmem.adapters.aws.dynamodb_store import DynamoDbRecordStore
 
-            store = DynamoDbRecordStore(settings.table_name or "", max_age_days=settings.max_memory_age_days)
+            store = DynamoDbRecordStore(
+                settings.table_name or "", max_age_days=settings.max_memory_age_days,
+                retention_days=settings.retention_days,
+            )
         if vectors is None and settings.vector_store == "s3vectors":
             from agentmem.adapters.aws.s3vectors_index import S3VectorsIndex
 
@@ -203,6 +208,8 @@ def build_services(
         bus=bus,
     )
     conversations = build_conversations(settings, memory)
+    # One masking step for every write path: the agent side masks with the same vault as turns.
+    memory.masker = conversations
     profiles, facts, consolidation = build_user_memory(settings, memory, conversations, llm)
     user_memory = UserMemoryService(conversations=conversations, profiles=profiles, facts=facts)
     retrieval = RetrievalService(memory=memory, users=user_memory)
@@ -237,25 +244,32 @@ def build_conversations(settings: Settings, memory: MemoryService) -> Conversati
 
     if settings.backend == "local":
         from agentmem.adapters.local.key_file import KEY_FILE_NAME, LocalKeyFile
+        from agentmem.adapters.local.key_store import KEY_STORE_DB, SqliteKeyStore
         from agentmem.adapters.local.transcript_store import SqliteTranscriptStore
         from agentmem.adapters.local.vault_store import SqliteVaultStore
 
         transcripts: Any = SqliteTranscriptStore(settings.data_dir / "transcripts.db")
+        key_store: Any = SqliteKeyStore(settings.data_dir / KEY_STORE_DB)
+        # A data folder from before the key store had a file of its own: its keys move there first.
+        key_store.import_legacy_keys(settings.data_dir / "vault.db")
         vault: Any = SqliteVaultStore(settings.data_dir / "vault.db")
         keys: Any = LocalKeyFile(settings.data_dir / KEY_FILE_NAME)
         detector: Any = RegexPiiDetector()
     else:
         from agentmem.adapters.aws.comprehend_pii import CombinedPiiDetector, ComprehendPiiDetector
+        from agentmem.adapters.aws.dynamodb_keys import DynamoDbKeyStore
         from agentmem.adapters.aws.dynamodb_transcripts import DynamoDbTranscriptStore
         from agentmem.adapters.aws.dynamodb_vault import DynamoDbVaultStore
         from agentmem.adapters.aws.kms_keys import KmsKeyProvider
 
         transcripts = DynamoDbTranscriptStore(settings.table_name or "")
         vault = DynamoDbVaultStore(settings.table_name or "")
+        key_store = DynamoDbKeyStore(settings.key_table_name or "")
         keys = KmsKeyProvider(settings.kms_key_arn or "", settings.hmac_key_arn)
         detector = CombinedPiiDetector(RegexPiiDetector(), ComprehendPiiDetector())
     return ConversationService(
-        tenant=settings.tenant, transcripts=transcripts, vault=vault, keys=keys, detector=detector,
+        tenant=settings.tenant, transcripts=transcripts, vault=vault, key_store=key_store, keys=keys,
+        detector=detector,
         bus=memory.bus, vectors=memory.vectors,
     )
 
@@ -309,8 +323,8 @@ def build_user_memory(
     profiles = ProfileService(
         tenant=settings.tenant, store=profile_store, token_budget=settings.profile_token_budget,
         bus=memory.bus,
-        # A user's own edit is masked like a turn, in a thread of its own ("profile").
-        masker=lambda user_id, text: conversations.mask_text(user_id, PROFILE_EDIT_THREAD, text),
+        # A user's own edit is masked like a turn, with the user's tokens.
+        masker=conversations.mask_text,
     )
     facts = FactService(
         tenant=settings.tenant, store=fact_store, vectors=memory.vectors, embedder=memory.embedder, llm=model
@@ -318,11 +332,19 @@ def build_user_memory(
     consolidation = ConsolidationService(
         tenant=settings.tenant, transcripts=conversations.transcripts, profiles=profiles, facts=facts, llm=model
     )
-    conversations.user_erasers.extend([profiles.erase_user, facts.erase_user])
+    conversations.user_erasers.extend([profiles.erase_user, facts.erase_user, memory.erase_user_runs])
+    if settings.backend == "local":
+        from agentmem.adapters.local.sqlite_base import checkpoint_open_databases
+
+        data_dir = settings.data_dir
+
+        def checkpoint_files(_tenant: str, _user: str) -> None:
+            # Last: every SQLite file of the data folder folds and truncates its WAL, so no `-wal` keeps a copy.
+            checkpoint_open_databases(data_dir)
+
+        conversations.user_erasers.append(checkpoint_files)
     return profiles, facts, consolidation
 
-
-PROFILE_EDIT_THREAD = "profile"
 
 _lock = threading.Lock()
 _services: Services | None = None

@@ -25,6 +25,7 @@ from tests.contract.fake_s3vectors_query import FakeS3VectorsQuery
 
 REGION = "us-east-1"
 TABLE_NAME = "agentmem-contract"
+KEY_TABLE_NAME = "agentmem-contract-keys"
 BUS_NAME = "agentmem-contract"
 INDEX_NAME = "agentmem-memories"
 COLLECTION_ENDPOINT = f"https://abc123example.{REGION}.aoss.amazonaws.com"
@@ -103,6 +104,13 @@ def create_table(name: str = TABLE_NAME) -> None:
     client = aws_client("dynamodb")
     client.create_table(TableName=name, **table_schema())
     client.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"})
+
+
+def create_key_table(name: str = KEY_TABLE_NAME) -> None:
+    """The key store's table of its own (infra/constructs/key_store.py)."""
+    from agentmem.adapters.aws.dynamodb_keys import KEY_TABLE_SCHEMA
+
+    aws_client("dynamodb").create_table(TableName=name, **KEY_TABLE_SCHEMA)
 
 
 # Record store

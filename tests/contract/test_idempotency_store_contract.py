@@ -305,7 +305,10 @@ def test_the_wiring_builds_the_layer_of_each_backend_only_when_first_asked(tmp_p
     finally:
         local.close()
     aws = build_idempotency_store(
-        load_settings(backend="aws", tenant=TENANT, table_name=TABLE_NAME, event_bus_name="bus", kms_key_arn="arn:key")
+        load_settings(
+            backend="aws", tenant=TENANT, table_name=TABLE_NAME, key_table_name="keys", event_bus_name="bus",
+            kms_key_arn="arn:key",
+        )
     )
     assert isinstance(aws, DynamoDBPersistenceLayer)
     assert (aws.table_name, aws.key_attr, aws.sort_key_attr) == (TABLE_NAME, "pk", "sk")

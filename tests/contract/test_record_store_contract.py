@@ -108,6 +108,28 @@ def test_set_run_output_of_an_unknown_run_is_not_found_and_creates_nothing(recor
 # Feedback
 
 
+def test_erasing_a_users_runs_reaches_every_agent_and_leaves_everyone_elses(record_store: Any) -> None:
+    def run(run_id: str, agent: str, user: str | None, tenant: str = "acme") -> Run:
+        return dataclasses.replace(make_run(run_id, agent=agent, tenant=tenant), user_id=user)
+
+    for stored in (
+        run("r1", "agent-a", "alice"), run("r2", "agent-b", "alice"), run("r3", "agent-a", "bob"),
+        run("r4", "agent-a", None), run("r5", "agent-a", "alice", tenant="globex"),
+    ):
+        record_store.put_run(stored)
+
+    assert record_store.delete_runs_of_user("acme", "alice") == 2
+    assert record_store.delete_runs_of_user("acme", "alice") == 0
+
+    assert record_store.get_run("acme", "agent-a", "r1") is None
+    assert record_store.get_run("acme", "agent-b", "r2") is None
+    assert record_store.get_run("acme", "agent-a", "r3") is not None
+    assert record_store.get_run("acme", "agent-a", "r4") is not None
+    assert record_store.get_run("globex", "agent-a", "r5") is not None
+    with pytest.raises(Conflict):  # a user's run keeps its id unique too
+        record_store.put_run(run("r3", "agent-a", "bob"))
+
+
 def test_feedback_creates_its_memory_and_is_listed_on_the_run(record_store: Any) -> None:
     record_store.put_run(make_run())
     feedback, memory = make_feedback()
@@ -425,3 +447,20 @@ def test_a_cursor_of_one_agent_does_not_page_another(record_store: Any) -> None:
     except InvalidInput:
         return  # refusing a foreign cursor is within the contract
     assert all(m.agent_id == "agent-b" and m.tenant == "acme" for m in page.items)
+
+
+# Retention
+
+
+def test_memories_created_before_a_time_are_listed_oldest_first_without_deleted_ones(record_store: Any) -> None:
+    memories = add_memories(record_store, 5)
+    record_store.update_memory("acme", "agent-a", memories[1].memory_id, status="deleted")
+    add_memories(record_store, 2, agent="agent-b")
+
+    expired = record_store.list_memories_created_before("acme", "agent-a", T0 + 3, limit=10)
+
+    assert [m.memory_id for m in expired] == [memories[0].memory_id, memories[2].memory_id]
+    assert [m.memory_id for m in record_store.list_memories_created_before("acme", "agent-a", T0 + 9, limit=2)] == [
+        memories[0].memory_id, memories[2].memory_id]
+    assert record_store.list_memories_created_before("acme", "agent-a", T0, limit=10) == []
+    assert record_store.list_memories_created_before("other", "agent-a", T0 + 9, limit=10) == []

@@ -1,5 +1,6 @@
-"""The vault's two contracts.
+"""The vault's three contracts.
 
+KeyStore: SqliteKeyStore and DynamoDbKeyStore (moto, a table of its own) behave alike.
 VaultStore: SqliteVaultStore and DynamoDbVaultStore (moto) behave alike.
 KeyProvider: the local key file and KMS (moto) behave alike.
 """
@@ -19,7 +20,7 @@ from agentmem.domain.envelope import DecryptionFailed, encryption_context
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.ports.vault import VaultEntry, WrappedDataKey
 
-from tests.contract.conftest import REGION, TABLE_NAME, create_table
+from tests.contract.conftest import KEY_TABLE_NAME, REGION, TABLE_NAME, create_key_table, create_table
 
 T0 = 1_750_000_000.0
 
@@ -43,6 +44,25 @@ def vault(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
         yield DynamoDbVaultStore(TABLE_NAME, sleep=lambda _: None)
 
 
+# KeyStore
+
+
+@pytest.fixture(params=["sqlite", "dynamodb"])
+def key_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    if request.param == "sqlite":
+        from agentmem.adapters.local.key_store import SqliteKeyStore
+
+        store = SqliteKeyStore(tmp_path / "keys.db")
+        yield store
+        store.close()
+    else:
+        from agentmem.adapters.aws.dynamodb_keys import DynamoDbKeyStore
+
+        request.getfixturevalue("moto")
+        create_key_table()
+        yield DynamoDbKeyStore(KEY_TABLE_NAME, sleep=lambda _: None)
+
+
 def data_key(user: str = "alice", *, tenant: str = "acme", wrapped: bytes = b"wrapped-1") -> WrappedDataKey:
     return WrappedDataKey(tenant=tenant, user_id=user, version=1, wrapped=wrapped, created_at=T0)
 
@@ -56,45 +76,83 @@ def entry(
     )
 
 
-def test_a_user_without_a_key_has_none_and_a_stored_key_reads_back(vault: Any) -> None:
-    assert vault.get_data_key("acme", "alice") is None
-    assert vault.add_data_key(data_key()) == data_key()
-    assert vault.get_data_key("acme", "alice") == data_key()
+def test_a_user_without_a_key_has_none_and_a_stored_key_reads_back(key_store: Any) -> None:
+    assert key_store.get_data_key("acme", "alice") is None
+    assert key_store.add_data_key(data_key()) == data_key()
+    assert key_store.get_data_key("acme", "alice") == data_key()
 
 
-def test_the_first_key_stored_for_a_user_wins(vault: Any) -> None:
-    vault.add_data_key(data_key(wrapped=b"first"))
-    assert vault.add_data_key(data_key(wrapped=b"second")).wrapped == b"first"
-    assert vault.get_data_key("acme", "alice").wrapped == b"first"
+def test_the_first_key_stored_for_a_user_wins(key_store: Any) -> None:
+    key_store.add_data_key(data_key(wrapped=b"first"))
+    assert key_store.add_data_key(data_key(wrapped=b"second")).wrapped == b"first"
+    assert key_store.get_data_key("acme", "alice").wrapped == b"first"
 
 
-def test_a_wrapped_key_is_replaced_only_when_it_is_still_the_old_one(vault: Any) -> None:
-    vault.add_data_key(data_key(wrapped=b"old"))
-    assert vault.replace_wrapped_key("acme", "alice", 1, b"stale", b"new") is False
-    assert vault.replace_wrapped_key("acme", "alice", 1, b"old", b"new") is True
-    assert vault.get_data_key("acme", "alice").wrapped == b"new"
-    assert vault.replace_wrapped_key("acme", "nobody", 1, b"old", b"new") is False
+def test_a_wrapped_key_is_replaced_only_when_it_is_still_the_old_one(key_store: Any) -> None:
+    key_store.add_data_key(data_key(wrapped=b"old"))
+    assert key_store.replace_wrapped_key("acme", "alice", 1, b"stale", b"new") is False
+    assert key_store.replace_wrapped_key("acme", "alice", 1, b"old", b"new") is True
+    assert key_store.get_data_key("acme", "alice").wrapped == b"new"
+    assert key_store.replace_wrapped_key("acme", "nobody", 1, b"old", b"new") is False
 
 
-def test_data_keys_are_listed_per_tenant_or_per_user(vault: Any) -> None:
+def test_data_keys_are_listed_per_tenant_or_per_user(key_store: Any) -> None:
     for user in ("alice", "bob"):
-        vault.add_data_key(data_key(user))
-    vault.add_data_key(data_key("alice", tenant="globex"))
-    assert [k.user_id for k in vault.iter_data_keys("acme")] == ["alice", "bob"]
-    assert [k.user_id for k in vault.iter_data_keys("acme", "bob")] == ["bob"]
-    assert [k.tenant for k in vault.iter_data_keys("globex")] == ["globex"]
+        key_store.add_data_key(data_key(user))
+    key_store.add_data_key(data_key("alice", tenant="globex"))
+    assert [k.user_id for k in key_store.iter_data_keys("acme")] == ["alice", "bob"]
+    assert [k.user_id for k in key_store.iter_data_keys("acme", "bob")] == ["bob"]
+    assert [k.tenant for k in key_store.iter_data_keys("globex")] == ["globex"]
 
 
-def test_destroying_a_users_keys_leaves_everyone_elses(vault: Any) -> None:
-    vault.add_data_key(data_key("alice"))
-    vault.add_data_key(data_key("bob"))
-    vault.add_data_key(data_key("alice", tenant="globex"))
-    vault.destroy_data_keys("acme", "alice")
-    vault.destroy_data_keys("acme", "alice")
-    assert vault.get_data_key("acme", "alice") is None
-    assert vault.get_data_key("acme", "bob") is not None
-    assert vault.get_data_key("globex", "alice") is not None
-    assert [k.user_id for k in vault.iter_data_keys("acme")] == ["bob"]
+def test_destroying_a_users_keys_leaves_everyone_elses(key_store: Any) -> None:
+    key_store.add_data_key(data_key("alice"))
+    key_store.add_data_key(data_key("bob"))
+    key_store.add_data_key(data_key("alice", tenant="globex"))
+    key_store.destroy_data_keys("acme", "alice")
+    key_store.destroy_data_keys("acme", "alice")
+    assert key_store.get_data_key("acme", "alice") is None
+    assert key_store.get_data_key("acme", "bob") is not None
+    assert key_store.get_data_key("globex", "alice") is not None
+    assert [k.user_id for k in key_store.iter_data_keys("acme")] == ["bob"]
+
+
+def test_a_destroyed_key_leaves_no_byte_of_it_in_the_sqlite_files_wal_included(tmp_path: Path) -> None:
+    from agentmem.adapters.local.key_store import SqliteKeyStore
+
+    store = SqliteKeyStore(tmp_path / "keys.db")
+    secret = os.urandom(48)
+    store.add_data_key(data_key(wrapped=secret))
+    store.add_data_key(data_key("bob", wrapped=b"bob's wrapped key"))
+    store.destroy_data_keys("acme", "alice")
+    files = sorted(tmp_path.glob("keys.db*"))
+    assert any(f.name == "keys.db-wal" for f in files)  # the connection is open: WAL mode
+    assert all(secret not in f.read_bytes() for f in files)
+    assert store.get_data_key("acme", "bob") is not None
+    store.close()
+
+
+def test_keys_left_in_a_vault_file_from_before_move_to_the_key_store_and_leave_it(tmp_path: Path) -> None:
+    import sqlite3
+
+    from agentmem.adapters.local.key_store import SqliteKeyStore
+
+    legacy = sqlite3.connect(tmp_path / "vault.db")
+    legacy.executescript(
+        "CREATE TABLE data_keys (tenant TEXT NOT NULL, user_id TEXT NOT NULL, version INTEGER NOT NULL,"
+        " wrapped BLOB NOT NULL, created_at REAL NOT NULL, PRIMARY KEY (tenant, user_id, version));"
+    )
+    secret = os.urandom(48)
+    legacy.execute("INSERT INTO data_keys VALUES ('acme', 'alice', 1, ?, ?)", (secret, T0))
+    legacy.commit()
+    legacy.close()
+    store = SqliteKeyStore(tmp_path / "keys.db")
+
+    assert store.import_legacy_keys(tmp_path / "vault.db") == 1
+    assert store.import_legacy_keys(tmp_path / "vault.db") == 0
+    assert store.get_data_key("acme", "alice") == data_key(wrapped=secret)
+    assert all(secret not in f.read_bytes() for f in tmp_path.glob("vault.db*"))
+    store.close()
 
 
 def test_counters_are_handed_out_once_per_thread(vault: Any) -> None:
@@ -137,7 +195,6 @@ def test_deleting_a_user_removes_entries_and_counters_and_nothing_else(vault: An
     vault.allocate_counters("acme", "alice", "t1", 4)
     vault.add_entry(entry("{{PII_EMAIL_aaaaaaaa_1}}", "fp1"))
     vault.add_entry(entry("{{PII_EMAIL_cccccccc_1}}", "fp1", user="bob"))
-    vault.add_data_key(data_key("alice"))
 
     vault.delete_user("acme", "alice")
     vault.delete_user("acme", "alice")
@@ -146,8 +203,6 @@ def test_deleting_a_user_removes_entries_and_counters_and_nothing_else(vault: An
     assert vault.tokens_for_fingerprints("acme", "alice", "t1", ["fp1"]) == {}
     assert vault.allocate_counters("acme", "alice", "t1", 1) == [1]
     assert len(vault.get_entries("acme", "bob", ["{{PII_EMAIL_cccccccc_1}}"])) == 1
-    # Data keys have their own call (they go first, on their own): delete_user leaves them.
-    assert vault.get_data_key("acme", "alice") is not None
 
 
 def test_lookups_of_many_tokens_and_fingerprints_are_complete(vault: Any) -> None:

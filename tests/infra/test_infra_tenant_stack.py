@@ -17,6 +17,7 @@ EXPECTED_ENVIRONMENT_KEYS = {
     "AGENTMEM_BACKEND",
     "AGENTMEM_TENANT",
     "AGENTMEM_TABLE_NAME",
+    "AGENTMEM_KEY_TABLE_NAME",
     "AGENTMEM_EVENT_BUS_NAME",
     "AGENTMEM_KMS_KEY_ARN",
     "AGENTMEM_HMAC_KEY_ARN",
@@ -41,6 +42,12 @@ def stack(tenant: str) -> str:
 def only(resources: dict[str, dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     assert len(resources) == 1, f"expected one resource, found {sorted(resources)}"
     return next(iter(resources.items()))
+
+
+def tenant_table(synthesised: Synthesised, tenant: str) -> tuple[str, dict[str, Any]]:
+    """The tenant table (construct "Memory"); the key store's table is tested in test_infra_key_store.py."""
+    tables = synthesised.resources(stack(tenant), "AWS::DynamoDB::Table")
+    return only({k: v for k, v in tables.items() if k.startswith("Memory")})
 
 
 def logical_id_of(reference: Any) -> str:
@@ -122,7 +129,7 @@ def test_methods_with_a_body_validate_it_and_every_method_validates_its_path_par
 def test_table_has_the_agreed_keys_pitr_ttl_on_demand_billing_and_the_tenant_key(
     synthesised: Synthesised, tenant: str
 ) -> None:
-    _, table = only(synthesised.resources(stack(tenant), "AWS::DynamoDB::Table"))
+    _, table = tenant_table(synthesised, tenant)
     data_key = data_key_id(synthesised, tenant)
     properties = table["Properties"]
 
@@ -147,8 +154,8 @@ def test_table_has_the_agreed_keys_pitr_ttl_on_demand_billing_and_the_tenant_key
 
 
 def test_removal_policy_follows_the_tenant_setting(synthesised: Synthesised) -> None:
-    _, retained = only(synthesised.resources(stack("acme"), "AWS::DynamoDB::Table"))
-    _, destroyed = only(synthesised.resources(stack("globex"), "AWS::DynamoDB::Table"))
+    _, retained = tenant_table(synthesised, "acme")
+    _, destroyed = tenant_table(synthesised, "globex")
 
     assert retained["DeletionPolicy"] == "Retain"
     assert retained["Properties"]["DeletionProtectionEnabled"] is True

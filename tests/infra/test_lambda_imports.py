@@ -19,7 +19,8 @@ for name in {blocked!r}:
     sys.modules[name] = None  # an import of it now fails, as it would in Lambda
 os.environ.update({{
     "AGENTMEM_BACKEND": "aws", "AGENTMEM_TENANT": "acme", "AGENTMEM_TABLE_NAME": "t",
-    "AGENTMEM_EVENT_BUS_NAME": "b", "AGENTMEM_KMS_KEY_ARN": "arn:aws:kms:us-east-1:1:key/k",
+    "AGENTMEM_KEY_TABLE_NAME": "k", "AGENTMEM_EVENT_BUS_NAME": "b",
+    "AGENTMEM_KMS_KEY_ARN": "arn:aws:kms:us-east-1:1:key/k",
     "AGENTMEM_HMAC_KEY_ARN": "arn:aws:kms:us-east-1:1:key/h", "AGENTMEM_OPENSEARCH_ENDPOINT": "https://x.aoss",
     "AWS_DEFAULT_REGION": "us-east-1", "POWERTOOLS_TRACE_DISABLED": "true",
 }})

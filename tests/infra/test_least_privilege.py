@@ -49,10 +49,16 @@ IAM_ACTIONS_OF = {
 # operator runs with their own credentials, never by a function.
 ACCESS_CODE: dict[Access, list[tuple[Path, str, tuple[str, ...] | None]]] = {
     Access.TABLE: [
-        *[(path, "dynamodb", None) for path in sorted(ADAPTERS.glob("dynamodb_*.py"))],
+        *[(path, "dynamodb", None) for path in sorted(ADAPTERS.glob("dynamodb_*.py"))
+          if path.name != "dynamodb_keys.py"],  # the key table's own access: KEY_STORE
         (Path(powertools_dynamodb.__file__), "dynamodb", None),  # the feedback idempotency records
     ],
     Access.DATA_KEYS: [(ADAPTERS / "kms_keys.py", "kms", ("generate_data_key", "unwrap"))],
+    # The key table: a user's keys read, added and destroyed (re-wrapping is `agentmem rewrap`, an operator's).
+    Access.KEY_STORE: [
+        (ADAPTERS / "dynamodb_keys.py", "dynamodb", ("get_data_key", "add_data_key", "destroy_data_keys")),
+        (ADAPTERS / "dynamodb_table.py", "dynamodb", ("get", "batch_delete", "keys_with_prefix")),
+    ],
     Access.PII_HMAC: [(ADAPTERS / "kms_keys.py", "kms", ("thread_hash",))],
     Access.PII_DETECT: [(ADAPTERS / "comprehend_pii.py", "comprehend", None)],
     Access.PUBLISH: [(ADAPTERS / "eventbridge_bus.py", "events", None)],

@@ -25,7 +25,10 @@ def schema_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_the_schema_is_the_synthesised_tables(schema_cache: Path, synthesised: Synthesised) -> None:
-    [table] = synthesised.resources("AgentMem-acme", "AWS::DynamoDB::Table").values()
+    [table] = [
+        t for logical_id, t in synthesised.resources("AgentMem-acme", "AWS::DynamoDB::Table").items()
+        if logical_id.startswith("Memory")
+    ]
     kwargs = table_key_schema_from_template(schema_cache)
 
     assert kwargs["KeySchema"] == table["Properties"]["KeySchema"]

@@ -208,3 +208,22 @@ def test_a_lesson_whose_event_never_arrived_is_indexed_by_the_sweeper_once_it_is
     finally:
         memory.clock = original
     assert [lesson["memoryId"] for lesson in lessons(world, SIMILAR)] == [receipt["memoryId"]]
+
+
+def test_the_sweeper_removes_the_vector_of_a_lesson_past_its_age(queued):
+    world = queued.world
+    _, receipt = run_with_feedback(world)
+    assert queued.indexer.poll() == {"batchItemFailures": []}
+    assert [d["memoryId"] for d in world.lesson_documents()] == [receipt["memoryId"]]
+    memory = world.services.memory
+    created = memory.store.get_memory(memory.tenant, "auditor", receipt["memoryId"]).created_at
+
+    original, memory.clock = memory.clock, lambda: created + (memory.settings.max_memory_age_days + 1) * 86_400
+    try:
+        result = invoke("sweeper", {"detail-type": "Scheduled Event", "source": "aws.events"})
+    finally:
+        memory.clock = original
+
+    assert result["lessonsExpired"] == 1 and result["runsPurged"] == 0  # DynamoDB's TTL removes runs
+    assert world.lesson_documents() == []
+    assert memory.store.get_memory(memory.tenant, "auditor", receipt["memoryId"]).status == "deleted"

@@ -101,6 +101,32 @@ def test_erase_removes_the_user(data_dir):
         assert conn.execute("SELECT COUNT(*) FROM turns").fetchone()[0] == 0
 
 
+def test_erase_agent_destroys_the_vault_of_its_runs_without_a_user(data_dir):
+    app = create_app(data_dir, start_worker=False)
+    call = LocalCaller(app)
+    run_id = call("POST", f"/v1/agents/{AGENT}/runs", {"input": "Write to kim@example.net", "output": "Done."})[1][
+        "runId"]
+    app.close()
+    with sqlite3.connect(data_dir / "keys.db") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM data_keys WHERE user_id=?", (f"_agent:{AGENT}",)).fetchone()[0] == 1
+
+    out = run("erase", "--agent", AGENT, "--yes", "--data-dir", str(data_dir))
+
+    assert "personal data of runs without a user erased" in out
+    with sqlite3.connect(data_dir / "keys.db") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM data_keys WHERE user_id=?", (f"_agent:{AGENT}",)).fetchone()[0] == 0
+    with sqlite3.connect(data_dir / "agentmem.db") as conn:  # the run itself stays, masked
+        [stored] = conn.execute("SELECT input FROM runs WHERE run_id=?", (run_id,)).fetchone()
+    assert stored.startswith("Write to {{PII_EMAIL_") and "kim@" not in stored
+
+
+def test_erase_needs_a_user_or_an_agent_but_not_both():
+    result = CliRunner().invoke(cli, ["erase", "--yes"])
+    assert result.exit_code == 2 and "USER_ID or --agent" in result.output
+    result = CliRunner().invoke(cli, ["erase", "ana", "--agent", AGENT, "--yes"])
+    assert result.exit_code == 2
+
+
 def test_reindex_rebuilds_a_lost_vector_index(data_dir):
     (data_dir / "vectors.db").unlink()
     for suffix in ("-wal", "-shm"):

@@ -67,7 +67,7 @@ def call(services: Services) -> HandlerCaller:
 
 def row_counts(data_dir: Path) -> dict[str, int]:
     counts = {}
-    for name, table in (("transcripts.db", "turns"), ("vault.db", "vault_entries"), ("vault.db", "data_keys")):
+    for name, table in (("transcripts.db", "turns"), ("vault.db", "vault_entries"), ("keys.db", "data_keys")):
         with sqlite3.connect(data_dir / name) as conn:
             counts[f"{name}:{table}"] = conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
     return counts
@@ -168,12 +168,14 @@ def test_unmask_restores_the_users_tokens_from_any_thread_and_never_another_user
     )
 
 
-def test_the_same_value_in_the_same_thread_is_always_the_same_token(call: HandlerCaller) -> None:
+def test_the_same_value_of_a_user_is_always_the_same_token_in_every_thread(call: HandlerCaller) -> None:
     first = append(call, "alice", "t1", [("user", f"{EMAIL}")])[0]["content"]
     again = append(call, "alice", "t1", [("assistant", f"Sent to {EMAIL}, {EMAIL}.")])[0]["content"]
     elsewhere = append(call, "alice", "t2", [("user", f"{EMAIL}")])[0]["content"]
+    someone_else = append(call, "bob", "t1", [("user", f"{EMAIL}")])[0]["content"]
     assert again == f"Sent to {first}, {first}."
-    assert elsewhere != first
+    assert elsewhere == first
+    assert someone_else != first
 
 
 def test_erasing_a_user_destroys_keys_and_records_and_leaves_others_whole(
@@ -191,12 +193,13 @@ def test_erasing_a_user_destroys_keys_and_records_and_leaves_others_whole(
     assert call("POST", "/v1/users/alice/threads/t1/unmask", {"text": alice})[1]["text"] == alice
     retrieved = call("POST", "/v1/agents/agent-a/retrieve", {"input": "hi", "userId": "alice", "threadId": "t1"})[1]
     assert retrieved["history"] == []
-    with sqlite3.connect(services.settings.data_dir / "vault.db") as conn:
-        rows = conn.execute(
-            "SELECT (SELECT COUNT(*) FROM data_keys WHERE user_id='alice'),"
-            " (SELECT COUNT(*) FROM vault_entries WHERE user_id='alice'),"
-            " (SELECT COUNT(*) FROM data_keys WHERE user_id='bob')"
-        ).fetchone()
+    data = services.settings.data_dir
+    with sqlite3.connect(data / "keys.db") as keys, sqlite3.connect(data / "vault.db") as vault:
+        rows = (
+            keys.execute("SELECT COUNT(*) FROM data_keys WHERE user_id='alice'").fetchone()[0],
+            vault.execute("SELECT COUNT(*) FROM vault_entries WHERE user_id='alice'").fetchone()[0],
+            keys.execute("SELECT COUNT(*) FROM data_keys WHERE user_id='bob'").fetchone()[0],
+        )
     assert rows == (0, 0, 1)
     assert call("POST", "/v1/users/bob/threads/t1/unmask", {"text": bob})[1]["text"] == f"I am {EMAIL} too"
 

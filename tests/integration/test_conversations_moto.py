@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from moto import mock_aws
 
 from tests.conftest import EVAL_DIR, load_event
-from tests.contract.conftest import TABLE_NAME, create_table
+from tests.contract.conftest import KEY_TABLE_NAME, TABLE_NAME, create_key_table, create_table
 from tests.integration.conversations_harness import (
     STRUCTURED_ENTITY_TYPES,
     HandlerCaller,
@@ -54,6 +54,7 @@ class Stack:
 
     def __init__(self, root: Path) -> None:
         create_table()
+        create_key_table()
         self.tables = {TABLE_NAME}
         kms = boto3.client("kms", region_name=REGION)
         self.key_arn = kms.create_key(Description="tenant data key")["KeyMetadata"]["Arn"]
@@ -69,7 +70,8 @@ class Stack:
             create_table(table_name)
             self.tables.add(table_name)
         settings_ = load_settings(
-            backend="aws", tenant=tenant, table_name=table_name, event_bus_name=BUS_NAME,
+            backend="aws", tenant=tenant, table_name=table_name, key_table_name=KEY_TABLE_NAME,
+            event_bus_name=BUS_NAME,
             kms_key_arn=self.key_arn, hmac_key_arn=self.hmac_arn, enabled_agents=["agent-a"],
             data_dir=self.root / tenant,
         )
@@ -94,6 +96,10 @@ class Stack:
 
     def partition(self, pk: str) -> list[dict[str, Any]]:
         return self.items(lambda found: found == pk)
+
+    def data_keys(self, user: str, tenant: str = "acme") -> list[dict[str, Any]]:
+        """The user's items in the key table (a table of its own)."""
+        return self.items(lambda found: found == f"T#{tenant}#U#{user}", KEY_TABLE_NAME)
 
     def user_items(self, user: str, tenant: str = "acme", table_name: str = TABLE_NAME) -> list[dict[str, Any]]:
         """Every item in one of the user's partitions (`T#{tenant}#U#{user}` and below it)."""
@@ -162,7 +168,10 @@ def test_the_data_key_is_stored_wrapped_by_kms_for_that_tenant_and_user_only(
 ) -> None:
     alice = fresh_user("alice")
     append(call, alice, "t1", [("user", f"Mail {EMAIL}")])
-    [item] = [i for i in stack.partition(f"T#acme#U#{alice}") if i["sk"]["S"].startswith("DATAKEY#")]
+    [item] = stack.data_keys(alice)
+    assert item["sk"]["S"] == "DATAKEY#000001"
+    # Not in the tenant table, whose point-in-time recovery would keep it for 35 days.
+    assert not [i for i in stack.partition(f"T#acme#U#{alice}") if i["sk"]["S"].startswith("DATAKEY#")]
     wrapped = item["wrapped"]["B"]
     kms = boto3.client("kms", region_name=REGION)
 
@@ -213,8 +222,8 @@ def test_erase_destroys_the_data_key_then_every_record_of_the_user_and_nobody_el
     assert call("DELETE", f"/v1/users/{alice}")[0] == 204
     assert call("DELETE", f"/v1/users/{alice}")[0] == 204
 
-    assert stack.user_items(alice) == []
-    assert len(stack.user_items(bob)) == bob_items
+    assert stack.user_items(alice) == [] and stack.data_keys(alice) == []
+    assert len(stack.user_items(bob)) == bob_items and len(stack.data_keys(bob)) == 1
     assert call("GET", f"/v1/users/{alice}/threads/t1/turns")[0] == 404
     assert call("POST", f"/v1/users/{alice}/threads/t1/unmask", {"text": masked})[1]["text"] == masked
 
@@ -224,12 +233,12 @@ def test_rewrap_re_encrypts_every_data_key_of_the_tenant_and_values_still_decryp
 ) -> None:
     alice = fresh_user("alice")
     masked = append(call, alice, "t1", [("user", EMAIL)])[0]["content"]
-    before = next(i for i in stack.partition(f"T#acme#U#{alice}") if i["sk"]["S"].startswith("DATAKEY#"))
+    [before] = stack.data_keys(alice)
 
     assert acme.conversations is not None
     assert acme.conversations.rewrap_data_keys() >= 1
 
-    after = next(i for i in stack.partition(f"T#acme#U#{alice}") if i["sk"]["S"].startswith("DATAKEY#"))
+    [after] = stack.data_keys(alice)
     assert after["wrapped"]["B"] != before["wrapped"]["B"]
     acme.conversations.key_cache.forget("acme", alice)
     assert call("POST", f"/v1/users/{alice}/threads/t1/unmask", {"text": masked})[1]["text"] == EMAIL

@@ -12,6 +12,8 @@ service comes from:
   envelope EventBridge would hand the function.
 - OpenSearch Serverless: the OpenSearch adapter, its requests answered by the in-process server
   double of tests/contract (moto has no OpenSearch Serverless data plane).
+- Comprehend: moto answers every DetectPiiEntities call with the same canned entities, at fixed
+  offsets of any text; runs and comments are masked now, so the PII detector is the regex one.
 - Bedrock Titan v2: the Bedrock adapter, its InvokeModel calls answered by `MiniLMTitanServer` below,
   a double of the SERVER whose vectors are the real local MiniLM model's, so "a similar input gets the
   lesson, an unrelated one does not" is a real assertion with the measured eligibility threshold.
@@ -29,6 +31,8 @@ from typing import Any
 import numpy as np
 import pytest
 from agentmem.adapters.aws.bedrock_embedder import BedrockEmbedder
+from agentmem.adapters.aws.dynamodb_keys import KEY_TABLE_SCHEMA
+from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.api.idempotency import idempotency_partition
 from agentmem.config import load_settings
 from agentmem.domain.errors import BackendUnavailable
@@ -50,6 +54,7 @@ from tests.contract.fake_opensearch import FakeOpenSearchServer
 
 TENANT = "acme"
 TABLE = "agentmem-acme"
+KEY_TABLE = "agentmem-acme-keys"
 BUS = "agentmem-acme"
 # Titan v2 embeds in 256, 512 or 1024 dimensions (the adapter refuses anything else, 384 included):
 # the double answers 512, MiniLM's 384 followed by zeros, which leaves every cosine as MiniLM has it.
@@ -225,7 +230,10 @@ def _world(minilm: Any, data_dir: Path) -> World:
     ttl = table_ttl_attribute_from_template()
     if ttl:
         dynamodb.update_time_to_live(TableName=TABLE, TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl})
+    dynamodb.create_table(TableName=KEY_TABLE, **KEY_TABLE_SCHEMA)
     key_arn = aws_session().client("kms").create_key(Description="agentmem acme")["KeyMetadata"]["Arn"]
+    hmac_arn = aws_session().client("kms").create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")[
+        "KeyMetadata"]["Arn"]
 
     events, sqs = aws_session().client("events"), aws_session().client("sqs")
     events.create_event_bus(Name=BUS)
@@ -237,8 +245,9 @@ def _world(minilm: Any, data_dir: Path) -> World:
     events.put_targets(Rule="indexer", EventBusName=BUS, Targets=[{"Id": "indexer", "Arn": queue_arn}])
 
     settings = load_settings(
-        backend="aws", tenant=TENANT, table_name=TABLE, event_bus_name=BUS, kms_key_arn=key_arn,
-        opensearch_endpoint=COLLECTION_ENDPOINT, vector_index=INDEX_NAME, embedding_dimension=DIMENSION,
+        backend="aws", tenant=TENANT, table_name=TABLE, key_table_name=KEY_TABLE, event_bus_name=BUS,
+        kms_key_arn=key_arn, hmac_key_arn=hmac_arn, opensearch_endpoint=COLLECTION_ENDPOINT,
+        vector_index=INDEX_NAME, embedding_dimension=DIMENSION,
         enabled_agents=["auditor", "writer"], data_dir=data_dir,
     )
     # botocore's own retries are off so a failing model fails in milliseconds; what is under test is what
@@ -249,6 +258,8 @@ def _world(minilm: Any, data_dir: Path) -> World:
     embedder = BedrockEmbedder(settings.embedding_model_id, settings.embedding_dimension, client=bedrock)
     # Store, bus, vector index and the idempotency layer: built by the wiring from the settings alone.
     services = build_services(settings, embedder=embedder)
+    assert services.conversations is not None
+    services.conversations.detector = RegexPiiDetector()
     opensearch = FakeOpenSearchServer(INDEX_NAME, DIMENSION)
     opensearch.mount_on(services.memory.vectors.inner.client)  # type: ignore[attr-defined]
     return World(services, titan, opensearch, queue_url)

@@ -26,7 +26,15 @@ from agentmem.local.server import LocalApp
 from agentmem.wiring import build_services, set_services
 from moto import mock_aws
 
-from tests.contract.conftest import COLLECTION_ENDPOINT, INDEX_NAME, REGION, TABLE_NAME, create_table
+from tests.contract.conftest import (
+    COLLECTION_ENDPOINT,
+    INDEX_NAME,
+    KEY_TABLE_NAME,
+    REGION,
+    TABLE_NAME,
+    create_key_table,
+    create_table,
+)
 from tests.contract.fake_opensearch import FakeOpenSearchServer
 from tests.integration.local_client import LocalCaller
 from tests.llm_doubles import RecordingModel
@@ -79,6 +87,7 @@ def world(minilm, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsWorld]:
 
 def _aws_world(minilm) -> AwsWorld:
     create_table()
+    create_key_table()
     kms = boto3.client("kms", region_name=REGION)
     key_arn = kms.create_key(Description="agentmem acme")["KeyMetadata"]["Arn"]
     hmac_arn = kms.create_key(KeySpec="HMAC_256", KeyUsage="GENERATE_VERIFY_MAC")["KeyMetadata"]["Arn"]
@@ -92,7 +101,8 @@ def _aws_world(minilm) -> AwsWorld:
                     EventPattern=json.dumps({"source": ["agentmem"], "detail-type": ["TurnsAppended"]}))
     events.put_targets(Rule="consolidate", EventBusName=BUS, Targets=[{"Id": "consolidate", "Arn": queue_arn}])
 
-    settings = load_settings(backend="aws", tenant="acme", table_name=TABLE_NAME, event_bus_name=BUS,
+    settings = load_settings(backend="aws", tenant="acme", table_name=TABLE_NAME, key_table_name=KEY_TABLE_NAME,
+                             event_bus_name=BUS,
                              kms_key_arn=key_arn, hmac_key_arn=hmac_arn, enabled_agents=["assistant"])
     vectors = OpenSearchVectorIndex(COLLECTION_ENDPOINT, INDEX_NAME, dimension=minilm.dimension)
     FakeOpenSearchServer(INDEX_NAME, minilm.dimension).mount_on(vectors.client)

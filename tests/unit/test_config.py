@@ -69,6 +69,7 @@ def test_the_aws_backend_names_the_resources_it_is_missing(monkeypatch):
     with pytest.raises(ConfigError) as caught:
         load_settings()
     assert "AGENTMEM_TABLE_NAME" in str(caught.value) and "AGENTMEM_KMS_KEY_ARN" in str(caught.value)
+    assert "AGENTMEM_KEY_TABLE_NAME" in str(caught.value)
 
 
 def test_unknown_keys_in_the_toml_file_are_errors_reported_with_the_bad_values(clean_environment):
@@ -103,6 +104,7 @@ def test_run_time_settings_are_checked_by_the_same_rules_and_json_types_are_not_
 def test_the_s3_vectors_store_needs_its_bucket_and_wires_the_s3_vectors_adapter(monkeypatch):
     for name, value in {
         "AGENTMEM_BACKEND": "aws", "AGENTMEM_TABLE_NAME": "t", "AGENTMEM_EVENT_BUS_NAME": "b",
+        "AGENTMEM_KEY_TABLE_NAME": "k",
         "AGENTMEM_KMS_KEY_ARN": "arn:aws:kms:us-east-1:111122223333:key/k", "AGENTMEM_VECTOR_STORE": "s3vectors",
     }.items():  # fmt: skip
         monkeypatch.setenv(name, value)

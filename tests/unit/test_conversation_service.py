@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from agentmem.adapters.local.event_bus import SqliteEventBus
 from agentmem.adapters.local.key_file import LocalKeyFile
+from agentmem.adapters.local.key_store import SqliteKeyStore
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.transcript_store import SqliteTranscriptStore
 from agentmem.adapters.local.vault_store import SqliteVaultStore
@@ -59,19 +60,21 @@ class BrokenDetector:
 def parts(tmp_path: Path) -> Iterator[dict[str, Any]]:
     transcripts = SqliteTranscriptStore(tmp_path / "transcripts.db")
     vault = SqliteVaultStore(tmp_path / "vault.db")
+    key_store = SqliteKeyStore(tmp_path / "keys.db")
     bus = SqliteEventBus(tmp_path / "events.db")
     vectors = LocalVectorIndex(tmp_path / "vectors.db")
     yield {
-        "transcripts": transcripts, "vault": vault, "bus": bus, "vectors": vectors,
+        "transcripts": transcripts, "vault": vault, "key_store": key_store, "bus": bus, "vectors": vectors,
         "keys": CountingKeys(LocalKeyFile(tmp_path / "vault.key")),
     }
-    for part in (transcripts, vault, bus, vectors):
+    for part in (transcripts, vault, key_store, bus, vectors):
         part.close()
 
 
 def make_service(parts: dict[str, Any], tenant: str = "acme", **overrides: Any) -> ConversationService:
     arguments: dict[str, Any] = {
-        "tenant": tenant, "transcripts": parts["transcripts"], "vault": parts["vault"], "keys": parts["keys"],
+        "tenant": tenant, "transcripts": parts["transcripts"], "vault": parts["vault"],
+        "key_store": parts["key_store"], "keys": parts["keys"],
         "detector": RegexPiiDetector(), "bus": parts["bus"], "vectors": parts["vectors"],
     }
     return ConversationService(**{**arguments, **overrides})
@@ -81,7 +84,7 @@ def user_says(*texts: str) -> list[TurnInput]:
     return [TurnInput("user", text) for text in texts]
 
 
-def test_the_same_value_gets_the_same_token_in_a_thread_across_appends(parts: dict[str, Any]) -> None:
+def test_the_same_value_gets_the_same_token_across_appends(parts: dict[str, Any]) -> None:
     service = make_service(parts)
     first = service.append_turns("alice", "t1", user_says(f"mail {EMAIL}", f"card {CARD} and {EMAIL}"))
     later = service.append_turns("alice", "t1", user_says(f"again {EMAIL}"))
@@ -93,12 +96,17 @@ def test_the_same_value_gets_the_same_token_in_a_thread_across_appends(parts: di
     assert counters == [1, 1, 2]
 
 
-def test_another_thread_gives_the_same_value_another_token(parts: dict[str, Any]) -> None:
+def test_a_users_value_is_one_token_in_all_their_threads_and_another_users_is_another(
+    parts: dict[str, Any],
+) -> None:
     service = make_service(parts)
     one = find_tokens(service.append_turns("alice", "t1", user_says(EMAIL))[0].content)[0]
-    two = find_tokens(service.append_turns("alice", "t2", user_says(EMAIL))[0].content)[0]
-    assert one.thread_hash != two.thread_hash
-    assert one.token != two.token
+    two = find_tokens(service.append_turns("alice", "t2", user_says(f"{CARD} and {EMAIL}"))[0].content)
+    bob = find_tokens(service.append_turns("bob", "t1", user_says(EMAIL))[0].content)[0]
+    assert two[1].token == one.token  # a keyword search over alice's turns finds it in both threads
+    assert two[0].counter == 2  # the counter runs per user, not per thread
+    assert bob.thread_hash != one.thread_hash and bob.token != one.token
+    assert service.unmask("bob", "t1", one.token) == one.token
 
 
 def test_tokens_already_in_a_text_are_kept_as_they_are(parts: dict[str, Any]) -> None:
@@ -113,7 +121,7 @@ def test_turns_without_personal_data_touch_no_key(parts: dict[str, Any]) -> None
     stored = service.append_turns("alice", "t1", user_says("What is the weather like in spring?"))
     assert stored[0].content == "What is the weather like in spring?"
     assert parts["keys"].calls == {"generate": 0, "unwrap": 0, "thread_hash": 0}
-    assert parts["vault"].get_data_key("acme", "alice") is None
+    assert parts["key_store"].get_data_key("acme", "alice") is None
 
 
 def test_a_failed_pii_check_stores_nothing(parts: dict[str, Any]) -> None:
@@ -167,7 +175,7 @@ def test_unmask_restores_the_users_tokens_from_every_thread_but_no_one_elses(par
 def test_destroyed_data_keys_leave_leftover_entries_undecryptable(parts: dict[str, Any]) -> None:
     service = make_service(parts)
     masked = service.append_turns("alice", "t1", user_says(EMAIL))[0].content
-    parts["vault"].destroy_data_keys("acme", "alice")
+    parts["key_store"].destroy_data_keys("acme", "alice")
     service.key_cache.forget("acme", "alice")
     assert parts["vault"].get_entries("acme", "alice", [find_tokens(masked)[0].token])  # the copy is there
     assert service.unmask("alice", "t1", masked) == masked
@@ -197,13 +205,16 @@ def test_erase_destroys_the_data_keys_before_anything_else(parts: dict[str, Any]
         parts,
         transcripts=OrderRecorder(parts["transcripts"], "transcripts", calls),
         vault=OrderRecorder(parts["vault"], "vault", calls),
+        key_store=OrderRecorder(parts["key_store"], "key_store", calls),
     )
     service.user_erasers.append(lambda tenant, user: calls.append(f"hook({tenant},{user})"))
     service.append_turns("alice", "t1", user_says(EMAIL))
 
     service.erase_user("alice")
 
-    assert calls == ["vault.destroy_data_keys", "transcripts.delete_user", "vault.delete_user", "hook(acme,alice)"]
+    assert calls == [
+        "key_store.destroy_data_keys", "transcripts.delete_user", "vault.delete_user", "hook(acme,alice)",
+    ]
 
 
 def test_erase_removes_the_users_records_and_vectors_and_nobody_elses(parts: dict[str, Any]) -> None:
@@ -220,7 +231,7 @@ def test_erase_removes_the_users_records_and_vectors_and_nobody_elses(parts: dic
     service.erase_user("alice")
     service.erase_user("alice")  # idempotent
 
-    assert parts["vault"].get_data_key("acme", "alice") is None
+    assert parts["key_store"].get_data_key("acme", "alice") is None
     assert not parts["transcripts"].thread_exists("acme", "alice", "t1")
     assert parts["vault"].get_entries("acme", "alice", [find_tokens(alice)[0].token]) == []
     assert service.unmask("bob", "t1", bob) == EMAIL
@@ -237,10 +248,10 @@ def test_erase_removes_the_users_records_and_vectors_and_nobody_elses(parts: dic
 def test_an_erased_user_starts_again_with_a_new_key(parts: dict[str, Any]) -> None:
     service = make_service(parts)
     old = service.append_turns("alice", "t1", user_says(EMAIL))[0].content
-    old_wrapped = parts["vault"].get_data_key("acme", "alice").wrapped
+    old_wrapped = parts["key_store"].get_data_key("acme", "alice").wrapped
     service.erase_user("alice")
     new = service.append_turns("alice", "t1", user_says(EMAIL))[0].content
-    assert parts["vault"].get_data_key("acme", "alice").wrapped != old_wrapped
+    assert parts["key_store"].get_data_key("acme", "alice").wrapped != old_wrapped
     assert [t.seq for t in service.list_turns("alice", "t1", 10).items] == [1]
     assert service.unmask("alice", "t1", new) == EMAIL
     assert old == new  # the thread hash and counter restart alike; the value behind it is the new one
@@ -260,7 +271,7 @@ def test_rewrap_moves_every_key_under_the_current_kek_and_values_still_decrypt(
 
     assert new_kek != old_kek
     for user in ("alice", "bob"):
-        stored = parts["vault"].get_data_key("acme", user)
+        stored = parts["key_store"].get_data_key("acme", user)
         assert LocalKeyFile.kek_id_of(stored.wrapped) == new_kek
         service.key_cache.forget("acme", user)
         assert service.unmask(user, "t1", masked[user]) == EMAIL

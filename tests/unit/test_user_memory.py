@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from agentmem.adapters.local.key_file import LocalKeyFile
+from agentmem.adapters.local.key_store import SqliteKeyStore
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.transcript_store import SqliteTranscriptStore
 from agentmem.adapters.local.vault_store import SqliteVaultStore
@@ -22,7 +23,8 @@ from agentmem.service.user_memory import MAX_HISTORY_TURNS, UserMemoryService, h
 def conversations(tmp_path: Path) -> Iterator[ConversationService]:
     service = ConversationService(
         tenant="acme", transcripts=SqliteTranscriptStore(tmp_path / "t.db"), vault=SqliteVaultStore(tmp_path / "v.db"),
-        keys=LocalKeyFile(tmp_path / "vault.key"), detector=RegexPiiDetector(),
+        key_store=SqliteKeyStore(tmp_path / "keys.db"), keys=LocalKeyFile(tmp_path / "vault.key"),
+        detector=RegexPiiDetector(),
     )
     yield service
     service.close()
@@ -90,7 +92,9 @@ def test_each_missing_part_is_named_and_the_rest_still_answers(conversations: Co
     assert answer.facts[0]["factId"] == "f1"
 
 
-def test_a_retrieve_input_can_be_masked_with_the_threads_tokens(conversations: ConversationService) -> None:
+def test_a_text_masked_outside_a_thread_gets_the_users_tokens_from_their_turns(
+    conversations: ConversationService,
+) -> None:
     stored = conversations.append_turns("alice", "t1", [TurnInput("user", "write to jane@example.com")])
-    masked = UserMemoryService(conversations).mask_input("alice", "t1", "what did jane@example.com say?")
+    masked = conversations.mask_text("alice", "what did jane@example.com say?")
     assert masked == f"what did {find_tokens(stored[0].content)[0].token} say?"

@@ -277,11 +277,12 @@ def eval_locomo(path: Path, as_json: bool, retriever: str) -> None:
 
 def _register_operator_commands() -> None:
     from agentmem.cli.config_command import config
+    from agentmem.cli.mcp import mcp
     from agentmem.cli.operate import COMMANDS
     from agentmem.cli.runs import runs
     from agentmem.cli.wall import wall
 
-    for command in (*COMMANDS, runs, wall, config):
+    for command in (*COMMANDS, runs, wall, config, mcp):
         cli.add_command(command)
 
 

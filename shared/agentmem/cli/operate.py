@@ -149,16 +149,31 @@ def profile_restore(user_id: str, version: int, **target: Any) -> None:
 
 
 @click.command()
-@click.argument("user_id")
+@click.argument("user_id", required=False)
+@click.option(
+    "--agent", "agent_id", default=None,
+    help="Instead of a user: destroy the vault of this agent's runs made without a userId.",
+)
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation.")
 @target_options
-def erase(user_id: str, yes: bool, **target: Any) -> None:
-    """Erase USER_ID: transcripts, profile, facts and vault; their data keys are destroyed first."""
+def erase(user_id: str | None, agent_id: str | None, yes: bool, **target: Any) -> None:
+    """Erase USER_ID: data keys destroyed first, then transcripts, profile, facts, runs and vault.
+
+    With --agent AGENT_ID instead, the personal data of that agent's runs made without a userId
+    (masked with the agent's own vault subject) becomes unrecoverable: its data key and vault go.
+    """
+    if (user_id is None) == (agent_id is None):
+        raise click.UsageError("give a USER_ID or --agent AGENT_ID (one of them)")
+    what = f"every trace of {user_id}" if user_id else f"the personal data of {agent_id}'s runs without a user"
     if not yes:
-        click.confirm(f"Erase every trace of {user_id}? This cannot be undone", abort=True)
+        click.confirm(f"Erase {what}? This cannot be undone", abort=True)
     client = Target.from_options(target).client()
-    _fail_on_api_errors(lambda: client.erase_user(user_id))
-    click.echo(f"{user_id}: erased")
+    if user_id is not None:
+        _fail_on_api_errors(lambda: client.erase_user(user_id))
+        click.echo(f"{user_id}: erased")
+    else:
+        _fail_on_api_errors(lambda: client.erase_agent_personal_data(agent_id))
+        click.echo(f"{agent_id}: personal data of runs without a user erased")
 
 
 # reindex, export, import

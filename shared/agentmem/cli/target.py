@@ -18,6 +18,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 STACK_OUTPUT_SETTINGS = {
     "Tenant": "AGENTMEM_TENANT",
     "TableName": "AGENTMEM_TABLE_NAME",
+    "KeyTableName": "AGENTMEM_KEY_TABLE_NAME",
     "EventBusName": "AGENTMEM_EVENT_BUS_NAME",
     "KmsKeyArn": "AGENTMEM_KMS_KEY_ARN",
     "HmacKeyArn": "AGENTMEM_HMAC_KEY_ARN",

@@ -404,8 +404,12 @@ class MemoryClient:
         self.request("DELETE", f"/v1/users/{_segment(user_id)}/facts/{_segment(fact_id)}")
 
     def erase_user(self, user_id: str) -> None:
-        """Erase the user: transcripts, profile, facts and vault; their data keys are destroyed."""
+        """Erase the user: transcripts, profile, facts, runs and vault; their data keys are destroyed."""
         self.request("DELETE", f"/v1/users/{_segment(user_id)}")
+
+    def erase_agent_personal_data(self, agent_id: str) -> None:
+        """Destroy the vault of the agent's runs made without a userId: their tokens stay tokens for good."""
+        self.request("DELETE", f"/v1/agents/{_segment(agent_id)}/personal-data")
 
     # -- service -----------------------------------------------------------------------------------
 

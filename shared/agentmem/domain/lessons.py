@@ -36,7 +36,17 @@ def build_digest(comment: str | None, output: str | None, input_text: str, max_c
     digest = "\n".join(parts)
     if len(digest) <= max_chars:
         return digest
-    return digest[: max(0, max_chars - 1)].rstrip() + "…" if max_chars > 1 else digest[:max_chars]
+    if max_chars <= 1:
+        return digest[:max_chars]
+    return _without_cut_token(digest[: max_chars - 1]).rstrip() + "…"
+
+
+def _without_cut_token(text: str) -> str:
+    """`text` without a PII token cut in half at its end (`… {{PII_EMAIL_3f9`): half a token is noise."""
+    opening = text.rfind("{{")
+    if opening != -1 and "}}" not in text[opening:]:
+        return text[:opening]
+    return text
 
 
 def resolve_importance(value: str | float | int, important: float, unimportant: float) -> float:

@@ -70,6 +70,23 @@ TOKEN_PATTERN = re.compile(
 
 _THREAD_HASH_LENGTH = 8
 
+# Tokens are scoped to their subject (a user, or an agent's runs without a user), not to a thread:
+# the same value of one user is the same token in all of that user's threads, so a keyword search
+# over the user's turns finds it across threads, and another user's same value is another token.
+SUBJECT_TOKEN_SCOPE = "*"
+# User ids start with a letter or digit, so no user can be named like an agent's subject.
+AGENT_SUBJECT_PREFIX = "_agent:"
+
+
+def agent_subject(agent_id: str) -> str:
+    """The vault subject owning the personal data of an agent's runs made without a `userId`."""
+    return f"{AGENT_SUBJECT_PREFIX}{agent_id}"
+
+
+def run_subject(agent_id: str, user_id: str | None) -> str:
+    """Whose tokens a run's texts get: the run's user, or else the agent's own subject."""
+    return user_id if user_id else agent_subject(agent_id)
+
 
 @dataclass(frozen=True)
 class PiiSpan:

@@ -44,6 +44,18 @@ log = logging.getLogger(__name__)
 # would stamp each access line with the Lambda context of whichever handler ran last.
 access_log = logging.getLogger("local_server.access")
 
+
+def logged_path(method: str, path: str) -> str:
+    """What the access log says of a path: its route template (`/v1/users/{userId}`), never the ids in it."""
+    from agentmem.local import apigateway
+
+    if path.split("/")[1] in ("wall", "mcp"):  # pages and the MCP endpoint carry no ids in their path
+        return path
+    found = apigateway.match(method, path)
+    if found.route is not None:
+        return found.route.template
+    return "(no route)" if not found.allowed_methods else "(method not allowed)"
+
 MAX_BODY_BYTES = 1024 * 1024
 MAX_TARGET_BYTES = 8 * 1024
 MAX_HEADER_BYTES = 16 * 1024
@@ -91,7 +103,9 @@ def create_asgi_app(local_app: LocalApp, *, host: str = "127.0.0.1",
     router = Starlette(
         routes=routes,
         lifespan=lifespan,
-        exception_handlers={HTTPException: _http_exception},  # Starlette's own 404/405 in the contract's body
+        # Starlette's own 404/405 in the contract's body; and anything that escapes the API or a mount, which
+        # Starlette's ServerErrorMiddleware would otherwise answer with a text/plain 500 before Guard sees it.
+        exception_handlers={HTTPException: _http_exception, Exception: _internal_error},
     )
     return Guard(router, HostPolicy.for_bind(host), local_app.settings.api_token, extensions)
 
@@ -102,6 +116,11 @@ async def _http_exception(_: Request, exc: Exception) -> Response:
     headers = dict(exc.headers or {})
     headers["Content-Type"] = "application/json"
     return Response(error_body(code, str(exc.detail)), exc.status_code, headers)
+
+
+async def _internal_error(_: Request, __: Exception) -> Response:
+    # Starlette re-raises after answering, so Guard still logs the exception.
+    return Response(error_body("internal_error", "internal error"), 500, {"Content-Type": "application/json"})
 
 
 class Guard:
@@ -136,8 +155,9 @@ class Guard:
             if not status_seen:
                 await send_error(send_logged, 500, "internal_error", "internal error")
         finally:
-            # Method, path and status only: bodies and queries may hold personal data.
-            access_log.info("%s %s %s %.1fms", scope["method"], scope["path"],
+            # Method, route and status only: bodies and queries may hold personal data, and a path holds
+            # ids (a userId may be an email), so the line names the route template, as API Gateway's log does.
+            access_log.info("%s %s %s %.1fms", scope["method"], logged_path(scope["method"], scope["path"]),
                             status_seen[0] if status_seen else "-", (time.perf_counter() - started) * 1000)
 
     def _refusal(self, scope: Scope) -> tuple[int, str, str, dict[str, str]] | None:

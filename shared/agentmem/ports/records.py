@@ -38,6 +38,13 @@ class RecordStore(Protocol):
     def set_run_output(self, tenant: str, agent_id: str, run_id: str, output: str) -> None:
         """Raises NotFound for an unknown run."""
 
+    def delete_runs_of_user(self, tenant: str, user_id: str) -> int:
+        """Delete every run made for `user_id` (of every agent); returns how many. Idempotent.
+
+        Their feedback and lessons stay: they are the agents', and hold only tokens of the user,
+        dead once the user's data key is destroyed.
+        """
+
     def list_runs(
         self,
         tenant: str,
@@ -93,6 +100,21 @@ class RecordStore(Protocol):
 
     def list_memories_by_status(self, tenant: str, status: MemoryStatus, *, limit: int) -> list[Memory]:
         """Memories in a status across agents (to find lessons still waiting to be indexed)."""
+
+    def list_memories_created_before(
+        self, tenant: str, agent_id: str, before: float, *, limit: int
+    ) -> list[Memory]:
+        """An agent's live (not deleted) memories created before `before`, oldest first: the expired ones.
+
+        DynamoDB keeps an expired lesson's item a grace period past its age limit, so the sweep finds it.
+        """
+
+    def purge_runs_created_before(self, tenant: str, before: float) -> int:
+        """Remove runs and feedback created before `before`; returns how many runs went.
+
+        SQLite deletes them here. DynamoDB writes `ttl` (created + retentionDays) on every run and
+        feedback item and its TTL deletes them, so this removes nothing there and returns 0.
+        """
 
 
 def encode_run_cursor(verdict: VerdictFilter, created_at: float, run_id: str) -> str:

@@ -1,6 +1,10 @@
-"""The PII vault's ports: the key provider (KMS or a local key file) and the vault store.
+"""The PII vault's ports: the key provider (KMS or a local key file), the key store and the vault store.
 
-The key provider never sees a stored value; the vault store never sees a plaintext key or value.
+The key provider never sees a stored value; the key store holds only wrapped data keys; the vault
+store never sees a plaintext key or value. The key store is kept apart from everything else (its own
+SQLite file, its own DynamoDB table without point-in-time recovery), so that a backup of the data
+taken before an erase, put next to the key store as it is after the erase, decrypts nothing of the
+erased user: their only wrapped data key is gone from the one place that had it.
 """
 
 from __future__ import annotations
@@ -35,7 +39,11 @@ class KeyProvider(Protocol):
         """The same data key wrapped under the current key-encryption key (after a rotation)."""
 
     def thread_hash(self, tenant: str, user_id: str, thread_id: str) -> str:
-        """Eight hex characters naming a thread inside tokens, keyed with the tenant's secret."""
+        """Eight hex characters naming a token scope inside tokens, keyed with the tenant's secret.
+
+        The service asks for the scope `*` of a subject: one hash per user (or agent subject), the same
+        in all of its threads; `thread_id` names the scope (older tokens were made per thread).
+        """
 
 
 @dataclass(frozen=True)
@@ -55,19 +63,19 @@ class VaultEntry:
 
     tenant: str
     user_id: str
-    thread_id: str
+    thread_id: str  # the scope the token is unique in (`*`: the subject's whole vault), see VaultStore
     token: str
     entity_type: str
-    fingerprint: str  # value_fingerprint(): finds the token a value already has in its thread
+    fingerprint: str  # value_fingerprint(): finds the token a value already has in its scope
     ciphertext: bytes
     key_version: int
     created_at: float
 
 
-class VaultStore(Protocol):
-    """Wrapped data keys, token counters and encrypted originals, per tenant and user.
+class KeyStore(Protocol):
+    """Users' wrapped data keys, per tenant and user, in a store of their own.
 
-    Raises `BackendUnavailable("vault", ...)` when the backend cannot be reached.
+    Raises `BackendUnavailable("keys", ...)` when the backend cannot be reached.
     """
 
     def get_data_key(self, tenant: str, user_id: str) -> WrappedDataKey | None:
@@ -86,7 +94,20 @@ class VaultStore(Protocol):
         """Every data key of the tenant (or of one user): what a re-wrap walks through."""
 
     def destroy_data_keys(self, tenant: str, user_id: str) -> None:
-        """Delete every data key of a user (idempotent). Their ciphertexts can never be read again."""
+        """Delete every data key of a user (idempotent), leaving no copy in the store's own files.
+
+        Their ciphertexts, wherever they are (backups of the data included), can never be read again.
+        """
+
+
+class VaultStore(Protocol):
+    """Token counters and encrypted originals, per tenant and subject (a user, or an agent's subject).
+
+    `thread_id` in these calls and in `VaultEntry` is the scope a token is unique in: `*` (the
+    subject's whole vault) for every entry written since tokens became per subject; entries written
+    before name the thread they were made in. Raises `BackendUnavailable("vault", ...)` when the
+    backend cannot be reached.
+    """
 
     def tokens_for_fingerprints(
         self, tenant: str, user_id: str, thread_id: str, fingerprints: Sequence[str]
@@ -97,9 +118,9 @@ class VaultStore(Protocol):
         """`count` token counters of a thread never handed out before (atomic; gaps are allowed)."""
 
     def add_entry(self, entry: VaultEntry) -> str:
-        """Store an entry unless its value already has a token in the thread; return the token that won.
+        """Store an entry unless its value already has a token in the scope; return the token that won.
 
-        Two writers adding the same value to one thread at once end with one token for it.
+        Two writers adding the same value to one scope at once end with one token for it.
         """
 
     def get_entries(self, tenant: str, user_id: str, tokens: Sequence[str]) -> list[VaultEntry]:

@@ -1,10 +1,13 @@
 """Conversation memory: masked transcripts, the PII vault behind them, and erasing a user.
 
-Every turn is masked before it is stored: personal data found by the detector becomes a token of
-its thread (`{{PII_EMAIL_3f9a1c2b_1}}`), the same value in the same thread always the same token,
-and the original goes to the vault encrypted under the user's data key, the token as associated
-data. Nothing downstream (the transcript store, the event bus, the embedder, an LLM) sees an
-original value; only `unmask` restores them, and only a user's own.
+Every text of a subject (a user, or an agent's runs made without a user) is masked before it is
+stored: personal data found by the detector becomes a token of that subject
+(`{{PII_EMAIL_3f9a1c2b_1}}`), the same value of one subject always the same token, in every thread,
+run or comment, and the original goes to the vault encrypted under the subject's data key, the
+token as associated data. The eight hex characters name the subject's token scope (an HMAC under
+the tenant's secret), so two users' same value are two tokens. Nothing downstream (the transcript
+store, the record store, the event bus, the embedder, an LLM) sees an original value; only
+`unmask` restores them, and only a user's own.
 """
 
 from __future__ import annotations
@@ -26,21 +29,22 @@ from agentmem.domain.envelope import (
     value_fingerprint,
 )
 from agentmem.domain.errors import AgentMemError, BackendUnavailable, NotFound
+from agentmem.domain.log_ids import log_id
 from agentmem.domain.packing import HistoryTurn
-from agentmem.domain.pii import PiiSpan, find_tokens, format_token, mask, unmask
+from agentmem.domain.pii import SUBJECT_TOKEN_SCOPE, PiiSpan, find_tokens, format_token, mask, unmask
 from agentmem.ports.clock import now
 from agentmem.ports.events import DomainEvent, EventBus
 from agentmem.ports.pii import PiiDetector
 from agentmem.ports.records import Page
 from agentmem.ports.transcripts import NewTurn, StoredTurn, TranscriptStore
-from agentmem.ports.vault import KeyProvider, VaultEntry, VaultStore, WrappedDataKey
+from agentmem.ports.vault import KeyProvider, KeyStore, VaultEntry, VaultStore, WrappedDataKey
 from agentmem.ports.vectors import VectorIndex, VectorKind
 
 TURNS_APPENDED = "TurnsAppended"
 FIRST_DATA_KEY_VERSION = 1
 # Vectors a user owns: erased with the user. Lessons belong to agents and stay.
 USER_VECTOR_KINDS: tuple[VectorKind, ...] = ("fact", "turn")
-THREAD_HASH_CACHE_SIZE = 4096
+SCOPE_HASH_CACHE_SIZE = 4096
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +71,7 @@ class ConversationService:
     tenant: str
     transcripts: TranscriptStore
     vault: VaultStore
+    key_store: KeyStore
     keys: KeyProvider
     detector: PiiDetector
     bus: EventBus | None = None
@@ -74,25 +79,30 @@ class ConversationService:
     counter: TokenCounting | None = None
     clock: Callable[[], float] = field(default=now)
     key_cache: DataKeyCache = field(default_factory=DataKeyCache)
-    # Other parts of a user's memory (profile, facts) register how to erase themselves here.
+    # Other parts of a user's memory (profile, facts, runs) register how to erase themselves here;
+    # they run in order, after the vault and vectors (the local wiring's last one checkpoints the files).
     user_erasers: list[UserEraser] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._thread_hashes: OrderedDict[tuple[str, str], str] = OrderedDict()
-        self._thread_hash_lock = threading.Lock()
+        # The token scope hash of each subject (one KMS GenerateMac per subject and container).
+        self._scope_hashes: OrderedDict[str, str] = OrderedDict()
+        self._scope_hash_lock = threading.Lock()
 
     # Turns
 
     def append_turns(self, user_id: str, thread_id: str, turns: Sequence[TurnInput]) -> list[StoredTurn]:
         """Mask and store turns at the end of a thread; returns them as stored, with `seq` and `tokens`."""
-        masked = self._mask_texts(user_id, thread_id, [turn.content for turn in turns])
+        masked = self._mask_texts(user_id, [turn.content for turn in turns])
         counter = self._counter()
         new_turns = [
             NewTurn(role=turn.role, content=text, tokens=counter.count(text))
             for turn, text in zip(turns, masked, strict=True)
         ]
         stored = self.transcripts.append(self.tenant, user_id, thread_id, new_turns, self.clock())
-        log.info("turns appended", extra={"userId": user_id, "threadId": thread_id, "turns": len(stored)})
+        log.info(
+            "turns appended",
+            extra={"userHash": log_id(user_id), "threadHash": log_id(thread_id), "turns": len(stored)},
+        )
         self._announce(user_id, thread_id, stored)
         return stored
 
@@ -108,9 +118,13 @@ class ConversationService:
         turns = self.transcripts.newest_turns(self.tenant, user_id, thread_id, limit)
         return [HistoryTurn(role=t.role, content=t.content, tokens=t.tokens) for t in turns]
 
-    def mask_text(self, user_id: str, thread_id: str, text: str) -> str:
-        """`text` with its personal data replaced by the thread's tokens (originals go to the vault)."""
-        return self._mask_texts(user_id, thread_id, [text])[0]
+    def mask_text(self, subject: str, text: str) -> str:
+        """`text` with its personal data replaced by the subject's tokens (originals go to the vault)."""
+        return self._mask_texts(subject, [text])[0]
+
+    def mask_texts(self, subject: str, texts: Sequence[str]) -> list[str]:
+        """Several texts of one subject masked at once: one vault round trip for all their values."""
+        return self._mask_texts(subject, texts)
 
     # Vault
 
@@ -137,7 +151,7 @@ class ConversationService:
                 originals[entry.token] = decrypt_value(data_key.plaintext, entry.token, entry.ciphertext)
             except DecryptionFailed:
                 # Never the value, never the token's content in the log: only that one failed.
-                log.warning("vault entry did not decrypt", extra={"userId": user_id})
+                log.warning("vault entry did not decrypt", extra={"userHash": log_id(user_id)})
         return unmask(text, originals.get)
 
     def rewrap_data_keys(self, user_id: str | None = None) -> int:
@@ -148,10 +162,10 @@ class ConversationService:
         a key changed concurrently (erased, re-wrapped) is skipped.
         """
         rewrapped = 0
-        for stored in list(self.vault.iter_data_keys(self.tenant, user_id)):
+        for stored in list(self.key_store.iter_data_keys(self.tenant, user_id)):
             context = encryption_context(self.tenant, stored.user_id)
             new = self.keys.rewrap(stored.wrapped, context)
-            if self.vault.replace_wrapped_key(self.tenant, stored.user_id, stored.version, stored.wrapped, new):
+            if self.key_store.replace_wrapped_key(self.tenant, stored.user_id, stored.version, stored.wrapped, new):
                 rewrapped += 1
         log.info("data keys re-wrapped", extra={"count": rewrapped})
         return rewrapped
@@ -159,67 +173,67 @@ class ConversationService:
     # Users
 
     def erase_user(self, user_id: str) -> None:
-        """Erase a user: data keys first (so no copy anywhere decrypts), then every record. Idempotent."""
-        self.vault.destroy_data_keys(self.tenant, user_id)
+        """Erase a user (or an agent's subject): data keys first, so no copy anywhere decrypts, then every record.
+
+        Idempotent. The key store is read on every use of a key (the cache saves only the unwrap),
+        so once the keys are destroyed no process masks or unmasks with them again.
+        """
+        self.key_store.destroy_data_keys(self.tenant, user_id)
         self.key_cache.forget(self.tenant, user_id)
         self.transcripts.delete_user(self.tenant, user_id)
         self.vault.delete_user(self.tenant, user_id)
-        for erase in self.user_erasers:
-            erase(self.tenant, user_id)
         if self.vectors is not None:
             for kind in USER_VECTOR_KINDS:
                 self.vectors.delete_owner(self.tenant, kind, user_id)
-        with self._thread_hash_lock:
-            for key in [k for k in self._thread_hashes if k[0] == user_id]:
-                del self._thread_hashes[key]
-        log.info("user erased", extra={"userId": user_id})
+        for erase in self.user_erasers:
+            erase(self.tenant, user_id)
+        with self._scope_hash_lock:
+            self._scope_hashes.pop(user_id, None)
+        log.info("user erased", extra={"userHash": log_id(user_id)})
 
     def close(self) -> None:
-        for part in (self.transcripts, self.vault):
+        for part in (self.transcripts, self.vault, self.key_store):
             close = getattr(part, "close", None)
             if close:
                 close()
 
     # Internals
 
-    def _mask_texts(self, user_id: str, thread_id: str, texts: Sequence[str]) -> list[str]:
+    def _mask_texts(self, subject: str, texts: Sequence[str]) -> list[str]:
         spans_per_text = [self._detect(text) for text in texts]
         if not any(spans_per_text):
             return list(texts)
-        thread_hash = self._thread_hash(user_id, thread_id)
+        scope_hash = self._scope_hash(subject)
         # A dry run with no known tokens tells which values masking will replace (overlaps resolved,
         # tokens already in the text left alone), so tokens are fetched or made for exactly those.
         entity_type_by_value: dict[str, str] = {}
         for text, spans in zip(texts, spans_per_text, strict=True):
-            for entity_type, value in mask(text, spans, thread_hash, {}).assigned.values():
+            for entity_type, value in mask(text, spans, scope_hash, {}).assigned.values():
                 entity_type_by_value.setdefault(value, entity_type)
         if not entity_type_by_value:
             return list(texts)
-        token_by_value = self._tokens_for(user_id, thread_id, thread_hash, entity_type_by_value)
+        token_by_value = self._tokens_for(subject, scope_hash, entity_type_by_value)
         masked = []
         for text, spans in zip(texts, spans_per_text, strict=True):
-            result = mask(text, spans, thread_hash, token_by_value)
+            result = mask(text, spans, scope_hash, token_by_value)
             if result.assigned:  # every value has its vault entry before any text is masked
                 raise AssertionError("masking assigned a token that has no vault entry")
             masked.append(result.text)
         return masked
 
-    def _tokens_for(
-        self, user_id: str, thread_id: str, thread_hash: str, entity_type_by_value: dict[str, str]
-    ) -> dict[str, str]:
-        data_key = self._data_key(user_id, create=True)
+    def _tokens_for(self, subject: str, scope_hash: str, entity_type_by_value: dict[str, str]) -> dict[str, str]:
+        data_key = self._data_key(subject, create=True)
         assert data_key is not None
-        fingerprints = {
-            value: value_fingerprint(data_key.plaintext, thread_id, value) for value in entity_type_by_value
-        }
-        known = self.vault.tokens_for_fingerprints(self.tenant, user_id, thread_id, list(fingerprints.values()))
+        scope = SUBJECT_TOKEN_SCOPE
+        fingerprints = {value: value_fingerprint(data_key.plaintext, scope, value) for value in entity_type_by_value}
+        known = self.vault.tokens_for_fingerprints(self.tenant, subject, scope, list(fingerprints.values()))
         new_values = [value for value, fp in fingerprints.items() if fp not in known]
-        counters = self.vault.allocate_counters(self.tenant, user_id, thread_id, len(new_values))
+        counters = self.vault.allocate_counters(self.tenant, subject, scope, len(new_values))
         created_at = self.clock()
         for value, counter in zip(new_values, counters, strict=True):
-            token = format_token(entity_type_by_value[value], thread_hash, counter)
+            token = format_token(entity_type_by_value[value], scope_hash, counter)
             entry = VaultEntry(
-                tenant=self.tenant, user_id=user_id, thread_id=thread_id, token=token,
+                tenant=self.tenant, user_id=subject, thread_id=scope, token=token,
                 entity_type=entity_type_by_value[value], fingerprint=fingerprints[value],
                 ciphertext=encrypt_value(data_key.plaintext, token, value),
                 key_version=data_key.version, created_at=created_at,
@@ -241,16 +255,17 @@ class ConversationService:
             raise BackendUnavailable("pii", f"PII detection unavailable: {type(exc).__name__}") from exc
 
     def _data_key(self, user_id: str, *, create: bool) -> DataKey | None:
-        cached = self.key_cache.get(self.tenant, user_id)
-        if cached is not None:
-            return cached
+        # Always read from the key store: a key destroyed by an erase (in any process) is never used
+        # again. The cache keeps only what KMS would be asked for, the unwrap of that stored key.
+        stored = self.key_store.get_data_key(self.tenant, user_id)
         context = encryption_context(self.tenant, user_id)
-        stored = self.vault.get_data_key(self.tenant, user_id)
+        plaintext: bytes | None = None
         if stored is None:
+            self.key_cache.forget(self.tenant, user_id)
             if not create:
                 return None
             generated = self.keys.generate_data_key(context)
-            stored = self.vault.add_data_key(
+            stored = self.key_store.add_data_key(
                 WrappedDataKey(
                     tenant=self.tenant, user_id=user_id, version=FIRST_DATA_KEY_VERSION,
                     wrapped=generated.wrapped, created_at=self.clock(),
@@ -259,26 +274,27 @@ class ConversationService:
             # Whoever stored the user's first key first wins; the other generated key is dropped.
             plaintext = generated.plaintext if stored.wrapped == generated.wrapped else None
         else:
-            plaintext = None
+            cached = self.key_cache.get(self.tenant, user_id)
+            if cached is not None and cached.version == stored.version and cached.wrapped == stored.wrapped:
+                return cached
         if plaintext is None:
             plaintext = self.keys.unwrap(stored.wrapped, context)
         key = DataKey(version=stored.version, wrapped=stored.wrapped, plaintext=plaintext)
         self.key_cache.put(self.tenant, user_id, key)
         return key
 
-    def _thread_hash(self, user_id: str, thread_id: str) -> str:
-        cache_key = (user_id, thread_id)
-        with self._thread_hash_lock:
-            cached = self._thread_hashes.get(cache_key)
+    def _scope_hash(self, subject: str) -> str:
+        with self._scope_hash_lock:
+            cached = self._scope_hashes.get(subject)
             if cached is not None:
-                self._thread_hashes.move_to_end(cache_key)
+                self._scope_hashes.move_to_end(subject)
                 return cached
         # Computed outside the lock: in AWS this is a KMS GenerateMac call.
-        value = self.keys.thread_hash(self.tenant, user_id, thread_id)
-        with self._thread_hash_lock:
-            self._thread_hashes[cache_key] = value
-            while len(self._thread_hashes) > THREAD_HASH_CACHE_SIZE:
-                self._thread_hashes.popitem(last=False)
+        value = self.keys.thread_hash(self.tenant, subject, SUBJECT_TOKEN_SCOPE)
+        with self._scope_hash_lock:
+            self._scope_hashes[subject] = value
+            while len(self._scope_hashes) > SCOPE_HASH_CACHE_SIZE:
+                self._scope_hashes.popitem(last=False)
         return value
 
     def _counter(self) -> TokenCounting:

@@ -1,17 +1,26 @@
-"""Use cases of the feedback-learning memory: runs, feedback, lessons and their indexing."""
+"""Use cases of the feedback-learning memory: runs, feedback, lessons and their indexing.
+
+Every text an agent or an editor sends (run input and output, a feedback comment) is masked before
+it is stored, with the tokens of the run's subject: the run's `userId`, or the agent's own subject
+(`_agent:<agentId>`) for a run without one. A lesson's digest is built from the masked texts, so it
+holds tokens only: injected into another user's run, unmasking it for that user restores nothing.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from agentmem.config import Settings
 from agentmem.domain.errors import BackendUnavailable, Conflict, MemoryDisabled, NotFound
-from agentmem.domain.lessons import build_digest, resolve_importance
+from agentmem.domain.lessons import SECONDS_PER_DAY, build_digest, resolve_importance
+from agentmem.domain.log_ids import log_id
 from agentmem.domain.models import Feedback, Memory, Rating, Run, VerdictFilter
+from agentmem.domain.pii import run_subject
 from agentmem.ports.clock import new_id, now
 from agentmem.ports.embedder import Embedder
 from agentmem.ports.events import DomainEvent, EventBus
@@ -24,6 +33,12 @@ FEEDBACK_SUBMITTED = "FeedbackSubmitted"
 # second indexing normally takes, so the sweep never races a delivery in flight.
 PENDING_SWEEP_AGE_SECONDS = 300.0
 log = logging.getLogger(__name__)
+
+
+class SubjectMasker(Protocol):
+    """Replaces the personal data of a subject's texts by that subject's vault tokens."""
+
+    def mask_texts(self, subject: str, texts: Sequence[str]) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -43,6 +58,9 @@ class MemoryService:
     embedder: Embedder
     bus: EventBus
     clock: Callable[[], float] = field(default=now)
+    # The PII vault's masking step (ConversationService); every wiring sets it. Without it texts
+    # are stored as given, which only tests of the records themselves do.
+    masker: SubjectMasker | None = None
 
     @property
     def tenant(self) -> str:
@@ -67,7 +85,11 @@ class MemoryService:
         thread_id: str | None = None,
         injected_memory_ids: list[str] | None = None,
         run_id: str | None = None,
+        masked: bool = False,
     ) -> Run:
+        """Store a run, its input and output masked first (`masked=True`: the caller masked them)."""
+        if not masked:
+            input_text, output = self._mask_run_texts(agent_id, user_id, input_text, output)
         run = Run(
             tenant=self.tenant,
             agent_id=agent_id,
@@ -89,7 +111,39 @@ class MemoryService:
         return run
 
     def set_output(self, agent_id: str, run_id: str, output: str) -> None:
-        self.store.set_run_output(self.tenant, agent_id, run_id, output)
+        """Set a run's output, masked with the run's subject; NotFound for an unknown run."""
+        run = self.get_run(agent_id, run_id)
+        masked = self.mask(agent_id, run.user_id, [output])[0]
+        self.store.set_run_output(self.tenant, agent_id, run_id, masked)
+
+    def mask_comment(self, agent_id: str, run_id: str, comment: str | None) -> str | None:
+        """A feedback comment masked with the tokens of its run's subject (NotFound for an unknown run).
+
+        Masking it again in `submit_feedback` changes nothing: tokens already in a text are kept.
+        """
+        if not comment:
+            return comment
+        self.require_enabled(agent_id)
+        return self.mask(agent_id, self.get_run(agent_id, run_id).user_id, [comment])[0]
+
+    def erase_user_runs(self, tenant: str, user_id: str) -> None:
+        """Delete every run made for a user (an eraser of ConversationService.erase_user)."""
+        deleted = self.store.delete_runs_of_user(tenant, user_id)
+        log.info("runs of an erased user deleted", extra={"userHash": log_id(user_id), "runs": deleted})
+
+    def mask(self, agent_id: str, user_id: str | None, texts: Sequence[str]) -> list[str]:
+        """`texts` with personal data replaced by the tokens of the run's subject (see the module docstring)."""
+        if self.masker is None or not any(texts):
+            return list(texts)
+        return self.masker.mask_texts(run_subject(agent_id, user_id), texts)
+
+    def _mask_run_texts(
+        self, agent_id: str, user_id: str | None, input_text: str, output: str | None
+    ) -> tuple[str, str | None]:
+        if output is None:
+            return self.mask(agent_id, user_id, [input_text])[0], None
+        masked_input, masked_output = self.mask(agent_id, user_id, [input_text, output])
+        return masked_input, masked_output
 
     def feedback_of_run(self, run: Run) -> list[Memory]:
         """The lessons this run's feedback became (one per feedback)."""
@@ -127,6 +181,10 @@ class MemoryService:
         """
         self.require_enabled(agent_id)
         run = self.get_run(agent_id, run_id)
+        # The comment gets the run's tokens: the same value as in the run is the same token.
+        if comment:
+            comment = self.mask(agent_id, run.user_id, [comment])[0]
+        # Of the masked comment: tokens are stable per subject, so a retry hashes the same.
         request_hash = _hash(json.dumps([rating, comment or ""]))
         if idempotency_key:
             feedback_id = _derived_id("fb", self.tenant, agent_id, run_id, idempotency_key)
@@ -154,7 +212,7 @@ class MemoryService:
             feedback_id=feedback_id,
             rating=rating,
             comment=comment,
-            digest=build_digest(comment, run.output, run.input, self.settings.digest_max_chars),
+            digest=self._digest(run, comment),
             importance=1.0,
             created_at=created_at,
             status="pending",
@@ -167,6 +225,12 @@ class MemoryService:
         if current is not None and current.status == "pending":
             self._publish_index_request(current)
         return FeedbackReceipt(stored.feedback_id, stored.memory_id, created)
+
+    def _digest(self, run: Run, masked_comment: str | None) -> str:
+        digest = build_digest(masked_comment, run.output, run.input, self.settings.digest_max_chars)
+        # Runs stored before masking covered the agent side hold raw text: the digest is masked
+        # again (tokens already in it are left as they are), so a lesson never carries a value.
+        return self.mask(run.agent_id, run.user_id, [digest])[0]
 
     def _publish_index_request(self, memory: Memory) -> None:
         event = DomainEvent(
@@ -231,6 +295,35 @@ class MemoryService:
             if self.index_memory(memory.agent_id, memory.memory_id) == "indexed":
                 done += 1
         return done
+
+    # Retention
+
+    def expire_lessons(self, limit: int = 100) -> int:
+        """Lessons past maxMemoryAgeDays lose their vector and are marked deleted; returns how many.
+
+        Retrieval ignores them from that age already; this removes what would outlive them. Raises
+        BackendUnavailable when the index cannot delete: the next sweep tries again.
+        """
+        cutoff = self.clock() - self.settings.max_memory_age_days * SECONDS_PER_DAY
+        expired = 0
+        for agent_id in self.store.list_agents_with_memories(self.tenant):
+            lessons = self.store.list_memories_created_before(self.tenant, agent_id, cutoff, limit=limit)
+            if not lessons:
+                continue
+            self.vectors.delete(self.tenant, "lesson", agent_id, [m.memory_id for m in lessons])
+            for lesson in lessons:
+                try:
+                    self.store.update_memory(self.tenant, agent_id, lesson.memory_id, status="deleted")
+                except NotFound:
+                    continue  # deleted meanwhile (by an editor, or DynamoDB's TTL)
+                expired += 1
+        return expired
+
+    def purge_runs(self) -> int:
+        """Remove runs and feedback past retentionDays (locally; DynamoDB's TTL does it in AWS)."""
+        return self.store.purge_runs_created_before(
+            self.tenant, self.clock() - self.settings.retention_days * SECONDS_PER_DAY
+        )
 
     # The Memory Learning Wall
 

@@ -21,7 +21,6 @@ log = logging.getLogger(__name__)
 # Fetch more neighbours than topK: importance may lift a less similar lesson above a more similar one.
 CANDIDATE_FACTOR = 8
 MAX_CANDIDATES = 100
-RETRIEVE_THREAD = "retrieve-inputs"
 
 
 @dataclass
@@ -46,10 +45,6 @@ class UserMemorySource(Protocol):
         token_budget: int | None = None,
     ) -> UserMemory: ...
 
-    def mask_input(self, user_id: str, thread_id: str, text: str) -> str:
-        """The input with the user's personal data replaced by vault tokens."""
-        ...
-
 
 @dataclass
 class RetrievalService:
@@ -72,10 +67,9 @@ class RetrievalService:
         query_vector: np.ndarray | None = None
         lessons: list[ScoredLesson] = []
 
-        if user_id is not None and self.users is not None:
-            # Personal data never reaches the embedder or the run record: tokens stand in for it.
-            # Without a thread the tokens belong to the user's retrieve inputs, a thread of their own.
-            input_text = self.users.mask_input(user_id, thread_id or RETRIEVE_THREAD, input_text)
+        # Personal data never reaches the embedder or the run record: tokens of the run's subject
+        # (the user, or the agent's own subject without one) stand in for it.
+        input_text = self.memory.mask(agent_id, user_id, [input_text])[0]
         needs_vector = enabled or (user_id is not None and self.users is not None)
         if needs_vector:
             try:
@@ -103,7 +97,7 @@ class RetrievalService:
         )
         injected = [s.memory.memory_id for s in lessons] if packed.kept_lessons else []
         run = self.memory.record_run(
-            agent_id, input_text, user_id=user_id, thread_id=thread_id, injected_memory_ids=injected
+            agent_id, input_text, user_id=user_id, thread_id=thread_id, injected_memory_ids=injected, masked=True
         )
         if injected:
             try:

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from agentmem.domain.errors import BackendUnavailable
+from agentmem.domain.log_ids import log_id
 from agentmem.domain.packing import TOKENS_PER_MESSAGE, HistoryTurn
 from agentmem.service.conversations import ConversationService
 from agentmem.service.retrieval import UserMemory
@@ -79,16 +80,12 @@ class UserMemoryService:
             memory.history = self._history(user_id, thread_id, token_budget, memory.degraded)
         return memory
 
-    def mask_input(self, user_id: str, thread_id: str, text: str) -> str:
-        """A retrieve's input with its personal data tokenised, before it is embedded or recorded."""
-        return self.conversations.mask_text(user_id, thread_id, text)
-
     def _history(
         self, user_id: str, thread_id: str, token_budget: int | None, degraded: list[str]
     ) -> list[HistoryTurn]:
         try:
             return self.conversations.recent_history(user_id, thread_id, history_limit(token_budget))
         except BackendUnavailable:
-            log.warning("history unavailable", extra={"userId": user_id, "threadId": thread_id})
+            log.warning("history unavailable", extra={"userHash": log_id(user_id), "threadHash": log_id(thread_id)})
             degraded.append("history")
             return []

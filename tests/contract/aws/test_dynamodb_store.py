@@ -39,7 +39,8 @@ def test_a_memory_is_written_under_the_single_table_keys(store: DynamoDbRecordSt
     assert item is not None
     assert item["gsi1pk"] == {"S": "T#acme#A#agent-a#MEM"}
     assert item["gsi1sk"] == {"S": f"0001750000000.000000#{memory.memory_id}"}
-    assert item["ttl"] == {"N": str(int(T0) + 90 * DAY)}
+    # The age limit (90 days) plus the grace period in which the sweeper removes the lesson's vector.
+    assert item["ttl"] == {"N": str(int(T0) + (90 + 7) * DAY)}
     assert raw_item("T#acme#A#agent-a", f"FB#{memory.feedback_id}") is not None
     assert raw_item("T#acme#A#agent-a", f"RUN#{memory.run_id}") is not None
     assert raw_item("T#acme#PENDING", f"MEM#agent-a#{memory.memory_id}") is not None
@@ -51,7 +52,8 @@ def test_the_memory_age_limit_sets_the_ttl(moto: None) -> None:
     # Built without a client: the store builds its own on first use, and moto answers it.
     store = DynamoDbRecordStore(TABLE_NAME, max_age_days=7)
     (memory,) = add_memories(store, 1)
-    assert raw_item("T#acme#A#agent-a", f"MEM#{memory.memory_id}")["ttl"] == {"N": str(int(T0) + 7 * DAY)}
+    ttl = {"N": str(int(T0) + (7 + 7) * DAY)}  # the age limit plus the sweeper's grace period
+    assert raw_item("T#acme#A#agent-a", f"MEM#{memory.memory_id}")["ttl"] == ttl
 
 
 def test_indexing_removes_the_pending_marker_and_deleting_leaves_the_list_index(store: DynamoDbRecordStore) -> None:
@@ -206,6 +208,23 @@ def test_an_existing_feedback_is_read_back_when_its_put_was_the_failed_condition
     stubber.add_response("get_item", {"Item": stored})
     with stubber:
         assert store.add_feedback(feedback, memory) == (feedback, False)
+
+
+def test_runs_and_feedback_expire_by_ttl_after_the_retention_and_lessons_a_grace_period_after_their_age(moto):
+    from agentmem.adapters.aws.dynamodb_records import EXPIRY_GRACE_DAYS
+
+    create_table()
+    store = DynamoDbRecordStore(TABLE_NAME, max_age_days=30, retention_days=120)
+    store.put_run(make_run())
+    store.add_feedback(*make_feedback())
+
+    items = aws_client("dynamodb").scan(TableName=TABLE_NAME)["Items"]
+    ttl = {item["sk"]["S"].split("#", 1)[0]: int(item["ttl"]["N"]) for item in items if "ttl" in item}
+    day = 86_400
+    assert ttl["RUN"] == ttl["FB"] == int(T0 + 120 * day)
+    assert ttl["MEM"] == int(T0 + (30 + EXPIRY_GRACE_DAYS) * day)
+    # The sweep removes nothing itself in DynamoDB: the TTL does.
+    assert store.purge_runs_created_before("acme", T0 + 1) == 0
 
 
 def test_a_run_is_indexed_under_its_verdict_and_feedback_moves_it_in_the_same_write(store: DynamoDbRecordStore) -> None:

@@ -25,6 +25,8 @@ from botocore.exceptions import ClientError
 
 from agentmem.adapters.aws.dynamodb_records import (
     DEFAULT_MAX_AGE_DAYS,
+    DEFAULT_RETENTION_DAYS,
+    EXPIRY_GRACE_DAYS,
     SECONDS_PER_DAY,
     DynamoDbRecords,
     agent_pk,
@@ -76,7 +78,7 @@ def _float(value: Any) -> float | None:
 
 
 
-def feedback_to_item(feedback: Feedback) -> dict[str, Any]:
+def feedback_to_item(feedback: Feedback, *, retention_days: int = DEFAULT_RETENTION_DAYS) -> dict[str, Any]:
     return {
         **feedback_key(feedback.tenant, feedback.agent_id, feedback.feedback_id),
         **to_attributes(
@@ -92,6 +94,7 @@ def feedback_to_item(feedback: Feedback) -> dict[str, Any]:
                 "memoryId": feedback.memory_id,
                 "idempotencyKey": feedback.idempotency_key,
                 "requestHash": feedback.request_hash,
+                "ttl": int(feedback.created_at + retention_days * SECONDS_PER_DAY),
             }
         ),
     }
@@ -135,7 +138,7 @@ def memory_to_item(memory: Memory, *, max_age_days: int = DEFAULT_MAX_AGE_DAYS) 
                 "updatedAt": memory.updated_at,
                 "gsi1pk": memory_list_pk(memory.tenant, memory.agent_id) if listed else None,
                 "gsi1sk": memory_list_sk(memory.created_at, memory.memory_id),
-                "ttl": int(memory.created_at + max_age_days * SECONDS_PER_DAY),
+                "ttl": int(memory.created_at + (max_age_days + EXPIRY_GRACE_DAYS) * SECONDS_PER_DAY),
             }
         ),
     }
@@ -209,7 +212,7 @@ class DynamoDbLessonRecords(DynamoDbRecords):
                 {
                     "Put": {
                         "TableName": self.table_name,
-                        "Item": feedback_to_item(feedback),
+                        "Item": feedback_to_item(feedback, retention_days=self.retention_days),
                         "ConditionExpression": "attribute_not_exists(pk)",
                     }
                 },
@@ -279,6 +282,24 @@ class DynamoDbLessonRecords(DynamoDbRecords):
         more = len(items) > limit or "LastEvaluatedKey" in response
         next_cursor = encode_cursor(page[-1]) if page and more else None
         return Page([item_to_memory(item) for item in page], next_cursor)
+
+    def list_memories_created_before(
+        self, tenant: str, agent_id: str, before: float, *, limit: int
+    ) -> list[Memory]:
+        with self.table.errors():
+            response = self.client.query(
+                TableName=self.table_name, IndexName="gsi1", ScanIndexForward=True, Limit=limit,
+                KeyConditionExpression="gsi1pk = :pk AND gsi1sk < :before",
+                ExpressionAttributeValues={
+                    ":pk": {"S": memory_list_pk(tenant, agent_id)},
+                    ":before": {"S": memory_list_sk(before, "")},
+                },
+            )
+        return [item_to_memory(item) for item in response.get("Items", [])]
+
+    def purge_runs_created_before(self, tenant: str, before: float) -> int:
+        # Every run and feedback item carries `ttl`: DynamoDB's TTL deletes them, with no read here.
+        return 0
 
     def list_agents_with_memories(self, tenant: str) -> list[str]:
         agents = []
@@ -389,7 +410,7 @@ class DynamoDbLessonRecords(DynamoDbRecords):
                 {
                     "agentId": memory.agent_id,
                     "memoryId": memory.memory_id,
-                    "ttl": int(memory.created_at + self.max_age_days * SECONDS_PER_DAY),
+                    "ttl": int(memory.created_at + (self.max_age_days + EXPIRY_GRACE_DAYS) * SECONDS_PER_DAY),
                 }
             ),
         }

@@ -13,6 +13,10 @@ from agentmem.domain.errors import BackendUnavailable
 
 SECONDS_PER_DAY = 86_400
 DEFAULT_MAX_AGE_DAYS = 90
+DEFAULT_RETENTION_DAYS = 90
+# A lesson's item outlives its age limit by this much (DynamoDB may delete an expired item within
+# minutes): the sweeper finds it in time to remove its vector. Retrieval ignores it from maxMemoryAgeDays.
+EXPIRY_GRACE_DAYS = 7
 MAX_TRANSACTION_ATTEMPTS = 4
 
 
@@ -25,6 +29,8 @@ class DynamoDbRecords(DynamoDbStore):
     """Base of the record store's halves: the table, the memory age limit and retried transactions."""
 
     max_age_days: int
+    # Runs and feedback carry `ttl` = created + retention_days: DynamoDB's TTL deletes them.
+    retention_days: int = DEFAULT_RETENTION_DAYS
 
     def _transact(self, items: list[dict[str, Any]]) -> list[str]:
         """Run a transaction; [] when it committed, else the per-item cancellation codes.

@@ -15,6 +15,11 @@ second GSI that held every run once would instead cost an index write on every r
 recorded and every verdict, on the hot path of every agent. Index reads are eventually
 consistent: a run leaves the `none` listing a moment (typically well under a second)
 after its feedback.
+
+A run made for a user also has an index item in that user's partition, written in the same
+transaction: pk `T#{tenant}#U#{user}#RUNS`, sk `A#{agent}#RUN#{run_id}` (the run's key and nothing
+else). Erasing the user finds every run of theirs there with one strongly consistent query, where a
+GSI would be eventually consistent and could miss the run made a moment before the erase.
 """
 
 from __future__ import annotations
@@ -24,9 +29,14 @@ from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
-from agentmem.adapters.aws.dynamodb_records import DynamoDbRecords, agent_pk
-from agentmem.adapters.aws.dynamodb_table import error_code, from_attributes, to_attributes
-from agentmem.domain.errors import Conflict, NotFound
+from agentmem.adapters.aws.dynamodb_records import (
+    DEFAULT_RETENTION_DAYS,
+    SECONDS_PER_DAY,
+    DynamoDbRecords,
+    agent_pk,
+)
+from agentmem.adapters.aws.dynamodb_table import CONDITION_FAILED, error_code, from_attributes, to_attributes
+from agentmem.domain.errors import BackendUnavailable, Conflict, NotFound
 from agentmem.domain.models import Rating, Run, VerdictFilter
 from agentmem.ports.records import Page, decode_run_cursor, encode_run_cursor
 
@@ -38,6 +48,15 @@ def run_key(tenant: str, agent_id: str, run_id: str) -> dict[str, Any]:
     return {"pk": {"S": agent_pk(tenant, agent_id)}, "sk": {"S": f"RUN#{run_id}"}}
 
 
+def user_runs_pk(tenant: str, user_id: str) -> str:
+    """The partition indexing every run made for one user (what erasing the user walks)."""
+    return f"T#{tenant}#U#{user_id}#RUNS"
+
+
+def user_run_index_key(tenant: str, user_id: str, agent_id: str, run_id: str) -> dict[str, Any]:
+    return {"pk": {"S": user_runs_pk(tenant, user_id)}, "sk": {"S": f"A#{agent_id}#RUN#{run_id}"}}
+
+
 def run_list_pk(tenant: str, agent_id: str, verdict: Verdict) -> str:
     return f"{agent_pk(tenant, agent_id)}#RUN#{verdict}"
 
@@ -47,7 +66,7 @@ def run_list_sk(created_at: float, run_id: str) -> str:
     return f"{created_at:020.6f}#{run_id}"
 
 
-def run_to_item(run: Run) -> dict[str, Any]:
+def run_to_item(run: Run, *, retention_days: int = DEFAULT_RETENTION_DAYS) -> dict[str, Any]:
     return {
         **run_key(run.tenant, run.agent_id, run.run_id),
         **to_attributes(
@@ -66,6 +85,7 @@ def run_to_item(run: Run) -> dict[str, Any]:
                 "verdict": run.verdict,
                 "gsi1pk": run_list_pk(run.tenant, run.agent_id, run.verdict or "none"),
                 "gsi1sk": run_list_sk(run.created_at, run.run_id),
+                "ttl": int(run.created_at + retention_days * SECONDS_PER_DAY),
             }
         ),
     }
@@ -113,17 +133,48 @@ class DynamoDbRunRecords(DynamoDbRecords):
     """The runs half of the record store."""
 
     def put_run(self, run: Run) -> None:
+        item = run_to_item(run, retention_days=self.retention_days)
+        if run.user_id:
+            self._put_user_run(run, item)
+            return
         with self.table.errors():
             try:
                 self.client.put_item(
                     TableName=self.table_name,
-                    Item=run_to_item(run),
+                    Item=item,
                     ConditionExpression="attribute_not_exists(pk)",
                 )
             except ClientError as exc:
                 if error_code(exc) == "ConditionalCheckFailedException":
                     raise Conflict(f"run {run.run_id} exists already") from None
                 raise
+
+    def _put_user_run(self, run: Run, item: dict[str, Any]) -> None:
+        assert run.user_id is not None
+        index = {
+            **user_run_index_key(run.tenant, run.user_id, run.agent_id, run.run_id),
+            "runPk": item["pk"], "runSk": item["sk"],
+        }
+        if "ttl" in item:  # the index lives as long as its run
+            index["ttl"] = item["ttl"]
+        put = {"TableName": self.table_name, "ConditionExpression": "attribute_not_exists(pk)"}
+        with self.table.errors():
+            reasons = self._transact([{"Put": {**put, "Item": item}}, {"Put": {**put, "Item": index}}])
+        if reasons and reasons[0] == CONDITION_FAILED:
+            raise Conflict(f"run {run.run_id} exists already")
+        if reasons:
+            raise BackendUnavailable("store", f"run not stored: {reasons}")
+
+    def delete_runs_of_user(self, tenant: str, user_id: str) -> int:
+        """Delete every run made for the user, and their index items; returns how many runs. Idempotent."""
+        with self.table.errors():
+            index = list(self.table.query(
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": user_runs_pk(tenant, user_id)}},
+            ))
+            runs = [{"pk": i["runPk"], "sk": i["runSk"]} for i in index]
+            self.table.batch_delete(runs + [{"pk": i["pk"], "sk": i["sk"]} for i in index])
+        return len(runs)
 
     def get_run(self, tenant: str, agent_id: str, run_id: str) -> Run | None:
         with self.table.errors():

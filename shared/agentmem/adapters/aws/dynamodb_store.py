@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from agentmem.adapters.aws.dynamodb_lessons import DynamoDbLessonRecords
-from agentmem.adapters.aws.dynamodb_records import DEFAULT_MAX_AGE_DAYS
+from agentmem.adapters.aws.dynamodb_records import DEFAULT_MAX_AGE_DAYS, DEFAULT_RETENTION_DAYS
 from agentmem.adapters.aws.dynamodb_runs import DynamoDbRunRecords
 
 # Part of this module's interface: the record store's bound on BatchGetItem calls for one batch.
@@ -39,8 +39,10 @@ class DynamoDbRecordStore(DynamoDbRunRecords, DynamoDbLessonRecords):
         client: Any = None,
         *,
         max_age_days: int = DEFAULT_MAX_AGE_DAYS,
+        retention_days: int = DEFAULT_RETENTION_DAYS,
         sleep: Callable[[float], None] = time.sleep,
     ):
         self.table = DynamoDbTable(table_name, "store", client, sleep)
         self.max_age_days = max_age_days
+        self.retention_days = retention_days
         self._registered_agents = set()

@@ -1,45 +1,32 @@
-"""The PII vault on DynamoDB, in the tenant's single table.
+"""The PII vault on DynamoDB, in the tenant's single table (the data keys are in the key table).
 
 Keys:
 
-- data key:      pk `T#{tenant}#U#{user}`, sk `DATAKEY#{version:06d}`: `wrapped` (KMS ciphertext blob);
-                 gsi1pk `T#{tenant}#DATAKEYS`, gsi1sk `U#{user}#{version:06d}`, so a re-wrap can walk
-                 every key of the tenant without scanning the table
 - token counter: pk `T#{tenant}#U#{user}#VAULT`, sk `CTR#{thread}`: `lastCounter` (atomic ADD)
 - entry:         pk `T#{tenant}#U#{user}#VAULT`, sk `TOK#{token}`: ciphertext, type, thread, fingerprint
 - value index:   pk `T#{tenant}#U#{user}#VAULT`, sk `FP#{thread}#{fingerprint}`: the token of that value
 
 An entry and its value-index item are written in one transaction, each only where none exists, so
-a value gets one token per thread even when two writers mask it at once. Erasing the user deletes
-the data keys first, then the whole `#VAULT` partition.
+a value gets one token per scope even when two writers mask it at once. Erasing the user destroys
+the data keys first (dynamodb_keys.py), then deletes the whole `#VAULT` partition.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from agentmem.adapters.aws.dynamodb_table import CONDITION_FAILED, TRANSACTION_CONFLICT, DynamoDbTable, error_code
-from agentmem.adapters.aws.dynamodb_transcripts import BACKOFF_BASE_SECONDS, BACKOFF_CAP_SECONDS, user_pk
+from agentmem.adapters.aws.dynamodb_table import CONDITION_FAILED, TRANSACTION_CONFLICT, DynamoDbTable
+from agentmem.adapters.aws.dynamodb_transcripts import BACKOFF_BASE_SECONDS, BACKOFF_CAP_SECONDS
 from agentmem.domain.errors import BackendUnavailable
-from agentmem.ports.vault import VaultEntry, WrappedDataKey
+from agentmem.ports.vault import VaultEntry
 
 MAX_ENTRY_ATTEMPTS = 4
 
 
 def vault_pk(tenant: str, user_id: str) -> str:
     return f"T#{tenant}#U#{user_id}#VAULT"
-
-
-def data_key_key(tenant: str, user_id: str, version: int) -> dict[str, Any]:
-    return {"pk": {"S": user_pk(tenant, user_id)}, "sk": {"S": f"DATAKEY#{version:06d}"}}
-
-
-def data_keys_list_pk(tenant: str) -> str:
-    return f"T#{tenant}#DATAKEYS"
 
 
 def entry_key(tenant: str, user_id: str, token: str) -> dict[str, Any]:
@@ -61,80 +48,6 @@ class DynamoDbVaultStore:
         self.table = DynamoDbTable(
             table_name, "vault", client, sleep, backoff_base=BACKOFF_BASE_SECONDS, backoff_cap=BACKOFF_CAP_SECONDS
         )
-
-    # Data keys
-
-    def get_data_key(self, tenant: str, user_id: str) -> WrappedDataKey | None:
-        with self.table.errors():
-            response = self.table.client.query(
-                TableName=self.table.table_name, ConsistentRead=True, ScanIndexForward=False, Limit=1,
-                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-                ExpressionAttributeValues={":pk": {"S": user_pk(tenant, user_id)}, ":prefix": {"S": "DATAKEY#"}},
-            )
-        items = response.get("Items", [])
-        return _data_key(items[0]) if items else None
-
-    def add_data_key(self, key: WrappedDataKey) -> WrappedDataKey:
-        item = {
-            **data_key_key(key.tenant, key.user_id, key.version),
-            "type": {"S": "datakey"},
-            "tenant": {"S": key.tenant},
-            "userId": {"S": key.user_id},
-            "version": {"N": str(key.version)},
-            "wrapped": {"B": key.wrapped},
-            "createdAt": {"N": repr(key.created_at)},
-            "gsi1pk": {"S": data_keys_list_pk(key.tenant)},
-            "gsi1sk": {"S": f"U#{key.user_id}#{key.version:06d}"},
-        }
-        with self.table.errors():
-            try:
-                self.table.client.put_item(
-                    TableName=self.table.table_name, Item=item, ConditionExpression="attribute_not_exists(pk)"
-                )
-                return key
-            except ClientError as exc:
-                if error_code(exc) != "ConditionalCheckFailedException":
-                    raise
-            stored = self.table.get(data_key_key(key.tenant, key.user_id, key.version))
-        if stored is None:  # created and erased in between: nothing to share
-            raise BackendUnavailable("vault", "the user's data key changed during the request; retry")
-        return _data_key(stored)
-
-    def replace_wrapped_key(self, tenant: str, user_id: str, version: int, old: bytes, new: bytes) -> bool:
-        with self.table.errors():
-            try:
-                self.table.client.update_item(
-                    TableName=self.table.table_name, Key=data_key_key(tenant, user_id, version),
-                    UpdateExpression="SET #wrapped = :new",
-                    ConditionExpression="#wrapped = :old",
-                    ExpressionAttributeNames={"#wrapped": "wrapped"},
-                    ExpressionAttributeValues={":new": {"B": new}, ":old": {"B": old}},
-                )
-            except ClientError as exc:
-                if error_code(exc) == "ConditionalCheckFailedException":
-                    return False
-                raise
-        return True
-
-    def iter_data_keys(self, tenant: str, user_id: str | None = None) -> Iterator[WrappedDataKey]:
-        with self.table.errors():
-            if user_id is not None:
-                items = list(self.table.query(
-                    KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
-                    ExpressionAttributeValues={":pk": {"S": user_pk(tenant, user_id)}, ":prefix": {"S": "DATAKEY#"}},
-                ))
-            else:
-                listed = list(self.table.query(
-                    IndexName="gsi1", KeyConditionExpression="gsi1pk = :pk",
-                    ExpressionAttributeValues={":pk": {"S": data_keys_list_pk(tenant)}},
-                ))
-                # The index is eventually consistent: read each key itself before re-wrapping it.
-                items = self.table.batch_get([{"pk": i["pk"], "sk": i["sk"]} for i in listed])
-        return iter(sorted((_data_key(item) for item in items), key=lambda k: (k.user_id, k.version)))
-
-    def destroy_data_keys(self, tenant: str, user_id: str) -> None:
-        with self.table.errors():
-            self.table.batch_delete(self.table.keys_with_prefix(user_pk(tenant, user_id), "DATAKEY#"))
 
     # Tokens and entries
 
@@ -206,13 +119,6 @@ class DynamoDbVaultStore:
     def delete_user(self, tenant: str, user_id: str) -> None:
         with self.table.errors():
             self.table.batch_delete(self.table.keys_with_prefix(vault_pk(tenant, user_id)))
-
-
-def _data_key(item: Mapping[str, Any]) -> WrappedDataKey:
-    return WrappedDataKey(
-        tenant=item["tenant"]["S"], user_id=item["userId"]["S"], version=int(item["version"]["N"]),
-        wrapped=bytes(item["wrapped"]["B"]), created_at=float(item["createdAt"]["N"]),
-    )
 
 
 def _entry(tenant: str, user_id: str, item: Mapping[str, Any]) -> VaultEntry:

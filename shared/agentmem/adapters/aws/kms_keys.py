@@ -6,8 +6,9 @@
 - `ReEncrypt` moves a wrapped key to the key's current material (or another key) without the
   plaintext ever leaving KMS. Automatic rotation of the KMS key needs none of this: KMS keeps every
   older key material and decrypts with the one a blob names.
-- `GenerateMac` (HMAC_SHA_256) over `tenant/user/thread` with `AGENTMEM_HMAC_KEY_ARN` keys the thread
-  hash inside tokens; the service caches it per thread, so a thread costs one call per container.
+- `GenerateMac` (HMAC_SHA_256) over `tenant/user/scope` with `AGENTMEM_HMAC_KEY_ARN` keys the hash
+  inside tokens; the service asks for the scope `*` (a user's tokens are the same in all their threads)
+  and caches it per user, so a user costs one call per container.
 
 Needs kms:GenerateDataKey, kms:Decrypt (data key) and kms:GenerateMac (HMAC key); kms:ReEncrypt* only
 for `rewrap`, which `agentmem rewrap` runs with an operator's credentials, never a function.

@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS memories (
 );
 CREATE INDEX IF NOT EXISTS memories_newest ON memories (tenant, agent_id, status, created_at DESC, memory_id DESC);
 CREATE INDEX IF NOT EXISTS memories_by_status ON memories (tenant, status);
+CREATE INDEX IF NOT EXISTS runs_by_user ON runs (tenant, user_id) WHERE user_id IS NOT NULL;
 """
 # Runs listings, newest first: every run of an agent, or those with one verdict (NULL: awaiting one).
 # Created after the migration below, since a file from before it has no verdict column yet.
@@ -115,6 +116,12 @@ class SqliteRecordStore:
             )
             if cur.rowcount == 0:
                 raise NotFound(f"run {run_id} not found")
+
+    def delete_runs_of_user(self, tenant: str, user_id: str) -> int:
+        with self._db.transaction() as conn:
+            deleted = conn.execute("DELETE FROM runs WHERE tenant=? AND user_id=?", (tenant, user_id)).rowcount
+        self._db.checkpoint()
+        return int(deleted)
 
     def list_runs(
         self,
@@ -239,6 +246,23 @@ class SqliteRecordStore:
         more = len(rows) > limit
         next_cursor = _encode_cursor(items[-1].created_at, items[-1].memory_id) if more and items else None
         return Page(items, next_cursor)
+
+    def list_memories_created_before(
+        self, tenant: str, agent_id: str, before: float, *, limit: int
+    ) -> list[Memory]:
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM memories WHERE tenant=? AND agent_id=? AND status != 'deleted' AND created_at < ?"
+                " ORDER BY created_at, memory_id LIMIT ?",
+                (tenant, agent_id, before, limit),
+            ).fetchall()
+        return [_memory(r) for r in rows]
+
+    def purge_runs_created_before(self, tenant: str, before: float) -> int:
+        with self._db.transaction() as conn:
+            runs = conn.execute("DELETE FROM runs WHERE tenant=? AND created_at < ?", (tenant, before)).rowcount
+            conn.execute("DELETE FROM feedback WHERE tenant=? AND created_at < ?", (tenant, before))
+        return int(runs)
 
     def list_agents_with_memories(self, tenant: str) -> list[str]:
         with self._db.reading() as conn:

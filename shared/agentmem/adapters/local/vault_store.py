@@ -1,28 +1,22 @@
-"""The PII vault on SQLite: wrapped data keys, per-thread token counters and encrypted originals.
+"""The PII vault on SQLite: token counters and encrypted originals (the data keys are in `keys.db`).
 
-Nothing in this file is ever plaintext personal data: values are AES-GCM ciphertexts, their lookup
-keys are keyed fingerprints, and data keys are stored wrapped.
+Nothing in this file is ever plaintext personal data: values are AES-GCM ciphertexts and their
+lookup keys are keyed fingerprints; the data keys that decrypt them live in the key store's own file.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from agentmem.adapters.local.sqlite_base import SqliteDatabase
-from agentmem.ports.vault import VaultEntry, WrappedDataKey
+from agentmem.ports.vault import VaultEntry
 
-# secure_delete overwrites deleted rows with zeros: an erased user's wrapped data key must not linger
-# in a free page of the file (the key file next to it would unwrap it).
+# secure_delete overwrites deleted rows with zeros: an erased user's ciphertexts do not linger in free pages.
 SCHEMA = """
 PRAGMA secure_delete = ON;
-CREATE TABLE IF NOT EXISTS data_keys (
-    tenant TEXT NOT NULL, user_id TEXT NOT NULL, version INTEGER NOT NULL,
-    wrapped BLOB NOT NULL, created_at REAL NOT NULL,
-    PRIMARY KEY (tenant, user_id, version)
-);
 CREATE TABLE IF NOT EXISTS token_counters (
     tenant TEXT NOT NULL, user_id TEXT NOT NULL, thread_id TEXT NOT NULL, last_counter INTEGER NOT NULL,
     PRIMARY KEY (tenant, user_id, thread_id)
@@ -48,52 +42,6 @@ class SqliteVaultStore:
 
     def close(self) -> None:
         self._db.close()
-
-    # Data keys
-
-    def get_data_key(self, tenant: str, user_id: str) -> WrappedDataKey | None:
-        with self._db.reading() as conn:
-            row = conn.execute(
-                "SELECT * FROM data_keys WHERE tenant=? AND user_id=? ORDER BY version DESC LIMIT 1",
-                (tenant, user_id),
-            ).fetchone()
-        return _data_key(row) if row else None
-
-    def add_data_key(self, key: WrappedDataKey) -> WrappedDataKey:
-        with self._db.transaction() as conn:
-            conn.execute(
-                "INSERT OR IGNORE INTO data_keys (tenant, user_id, version, wrapped, created_at)"
-                " VALUES (?,?,?,?,?)",
-                (key.tenant, key.user_id, key.version, key.wrapped, key.created_at),
-            )
-            row = conn.execute(
-                "SELECT * FROM data_keys WHERE tenant=? AND user_id=? AND version=?",
-                (key.tenant, key.user_id, key.version),
-            ).fetchone()
-        return _data_key(row)
-
-    def replace_wrapped_key(self, tenant: str, user_id: str, version: int, old: bytes, new: bytes) -> bool:
-        with self._db.transaction() as conn:
-            cursor = conn.execute(
-                "UPDATE data_keys SET wrapped=? WHERE tenant=? AND user_id=? AND version=? AND wrapped=?",
-                (new, tenant, user_id, version, old),
-            )
-        return cursor.rowcount == 1
-
-    def iter_data_keys(self, tenant: str, user_id: str | None = None) -> Iterator[WrappedDataKey]:
-        sql, args = "SELECT * FROM data_keys WHERE tenant=?", [tenant]
-        if user_id is not None:
-            sql, args = sql + " AND user_id=?", [tenant, user_id]
-        with self._db.reading() as conn:
-            rows = conn.execute(sql + " ORDER BY user_id, version", args).fetchall()
-        return iter([_data_key(row) for row in rows])
-
-    def destroy_data_keys(self, tenant: str, user_id: str) -> None:
-        with self._db.transaction() as conn:
-            conn.execute("DELETE FROM data_keys WHERE tenant=? AND user_id=?", (tenant, user_id))
-        # The WAL still holds earlier images of the page with the key: fold it in and truncate it.
-        with self._db.reading() as conn:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
     # Tokens and entries
 
@@ -167,13 +115,7 @@ class SqliteVaultStore:
         with self._db.transaction() as conn:
             conn.execute("DELETE FROM vault_entries WHERE tenant=? AND user_id=?", (tenant, user_id))
             conn.execute("DELETE FROM token_counters WHERE tenant=? AND user_id=?", (tenant, user_id))
-
-
-def _data_key(row: Any) -> WrappedDataKey:
-    return WrappedDataKey(
-        tenant=row["tenant"], user_id=row["user_id"], version=int(row["version"]),
-        wrapped=bytes(row["wrapped"]), created_at=float(row["created_at"]),
-    )
+        self._db.checkpoint()
 
 
 def _entry(row: Any) -> VaultEntry:
