@@ -96,7 +96,7 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
         name="consolidate",
         consumes=("TurnsAppended",),
         timeout_seconds=120,
-        description="Rewrites a user's profile and extracts facts after new turns.",
+        description="Indexes new turns for recall, then rewrites the user's profile and extracts facts.",
     ),
     FunctionSpec(
         name="sweeper",

@@ -1,4 +1,4 @@
-"""Consumes TurnsAppended from the tenant's bus: learn facts and rewrite the user's profile.
+"""Consumes TurnsAppended from the tenant's bus: index the turns for recall, learn facts, rewrite the profile.
 
 One structured log line per run says how it went, and the bus gets
 ProfileUpdated, ProfileUnchanged or ProfileUpdateFailed. A backend failure (or a
@@ -15,32 +15,10 @@ from __future__ import annotations
 from typing import Any
 
 from agentmem.api.consumer import consume
+from agentmem.api.events import TurnsAppendedEvent
 from agentmem.api.observability import count, logger, metrics, tracer
-from agentmem.domain.ids import ID_REGEX
 from agentmem.wiring import get_services
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, ConfigDict, Field, model_validator
-
-
-class TurnsAppendedDetail(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-    tenant: str = Field(pattern=ID_REGEX)
-    user_id: str = Field(alias="userId", pattern=ID_REGEX, max_length=128)
-    thread_id: str = Field(alias="threadId", pattern=ID_REGEX, max_length=128)
-    from_seq: int = Field(alias="fromSeq", ge=1)
-    to_seq: int = Field(alias="toSeq", ge=1)
-
-    @model_validator(mode="after")
-    def _ordered(self) -> TurnsAppendedDetail:
-        if self.to_seq < self.from_seq:
-            raise ValueError("toSeq is before fromSeq")
-        return self
-
-
-class TurnsAppendedEvent(EventBridgeModel):
-    detail: TurnsAppendedDetail  # type: ignore[assignment]
 
 
 def consolidate_turns(event: TurnsAppendedEvent) -> dict[str, Any]:
@@ -50,8 +28,13 @@ def consolidate_turns(event: TurnsAppendedEvent) -> dict[str, Any]:
         # A bus is per tenant; an event of another tenant is a wiring mistake, never data to act on.
         logger.error("event for another tenant dropped", extra={"event_tenant": detail.tenant})
         return {"status": "ignored"}
-    if services.consolidation is None:  # pragma: no cover - build_services always wires it
+    if services.consolidation is None or services.turn_recall is None:  # pragma: no cover - always wired
         raise RuntimeError("consolidation is not wired")
+    # First the turns are indexed for recall (quick, and idempotent: a retried event indexes them again).
+    # In this function rather than one of its own: another queue, poller and alarm would cost more at
+    # rest than a small tenant's whole budget allows.
+    indexed = services.turn_recall.index_appended(detail.user_id, detail.thread_id, detail.from_seq, detail.to_seq)
+    count("TurnsIndexed", indexed)
     result = services.consolidation.consolidate(detail.user_id, detail.thread_id, detail.from_seq, detail.to_seq)
     logger.info(
         "profile consolidation",

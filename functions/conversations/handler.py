@@ -9,9 +9,9 @@ from typing import Annotated, Any, Literal
 from agentmem.api.idempotency import append_turns_once
 from agentmem.api.observability import logger, metrics, tracer
 from agentmem.api.resolver import IdempotencyKey, PathId, json_response, make_resolver, no_content
+from agentmem.domain.timestamps import iso_utc
 from agentmem.ports.transcripts import StoredTurn
 from agentmem.service.conversations import ConversationService, TurnInput
-from agentmem.service.retrieval import iso
 from agentmem.wiring import get_services
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
@@ -51,7 +51,7 @@ def turn_json(turn: StoredTurn) -> dict[str, Any]:
         "role": turn.role,
         "content": turn.content,
         "tokens": turn.tokens,
-        "createdAt": iso(turn.created_at),
+        "createdAt": iso_utc(turn.created_at),
     }
 
 

@@ -15,9 +15,9 @@ from typing import Annotated, Any
 from agentmem.api.resolver import PathId, no_content
 from agentmem.domain.errors import InvalidInput
 from agentmem.domain.facts import Fact
+from agentmem.domain.timestamps import iso_utc
 from agentmem.service.facts import FactService
 from agentmem.service.profiles import ProfileService, ProfileView
-from agentmem.service.retrieval import iso
 from agentmem.wiring import get_services
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body, Header, Path, Query
@@ -61,7 +61,7 @@ def profile_json(view: ProfileView) -> dict[str, Any]:
         "userId": view.user_id,
         "markdown": view.document,
         "version": view.version,
-        "updatedAt": iso(view.updated_at) if view.updated_at is not None else None,
+        "updatedAt": iso_utc(view.updated_at) if view.updated_at is not None else None,
         "turnCount": view.turn_count,
         "source": view.source,
         "restoredFrom": view.restored_from,
@@ -76,10 +76,10 @@ def fact_json(fact: Fact) -> dict[str, Any]:
         "status": fact.status,
         "threadId": fact.thread_id,
         "sourceSeqs": fact.source_seqs,
-        "validFrom": iso(fact.valid_from),
-        "validTo": iso(fact.valid_to) if fact.valid_to is not None else None,
+        "validFrom": iso_utc(fact.valid_from),
+        "validTo": iso_utc(fact.valid_to) if fact.valid_to is not None else None,
         "supersededBy": fact.superseded_by,
-        "createdAt": iso(fact.created_at),
+        "createdAt": iso_utc(fact.created_at),
     }
 
 

@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 router = Router()
 
 
-@router.post("/v1/agents/<agentId>/retrieve", summary="Lessons, profile, facts and history for a run")
+@router.post("/v1/agents/<agentId>/retrieve", summary="Lessons, profile, facts, recalled turns and history for a run")
 def retrieve(agentId: PathId, request: Annotated[RetrieveRequest, Body()]) -> dict[str, Any]:
     answer = get_services().retrieval.retrieve(
         agentId,
@@ -24,6 +24,7 @@ def retrieve(agentId: PathId, request: Annotated[RetrieveRequest, Body()]) -> di
         thread_id=request.thread_id,
         token_budget=request.token_budget,
         top_k=request.top_k,
+        recall_k=request.recall_k,
     )
     count("LessonsInjected", len(answer["lessons"]))
     if answer["degraded"]:

@@ -66,8 +66,8 @@ FUNCTION_ACCESS: Mapping[str, frozenset[Access]] = {
     "indexer": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.SETTINGS}),
     # Masks turns into the vault; erasing a user deletes its facts' vectors; publishes TurnsAppended.
     "conversations": frozenset({A.TABLE, A.PUBLISH, A.VECTORS_WRITE, A.SETTINGS}) | _MASKING,
-    # Reads turns masked already; its guard before the LLM is the regex detector (no KMS, no Comprehend);
-    # writes facts and their vectors; publishes Profile* events.
+    # Reads turns masked already and indexes them for recall (their vectors); its guard before the LLM is
+    # the regex detector (no KMS, no Comprehend); writes facts and their vectors; publishes Profile* events.
     "consolidate": frozenset({A.TABLE, A.EMBED, A.LLM, A.PUBLISH, A.VECTORS_WRITE, A.SETTINGS}),
     # Indexes lessons left pending (embeds and writes their vectors).
     "sweeper": frozenset({A.TABLE, A.EMBED, A.VECTORS_WRITE, A.SETTINGS}),

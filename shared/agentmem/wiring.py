@@ -17,9 +17,12 @@ import numpy as np
 
 from agentmem.config import Settings, get_settings
 from agentmem.domain.errors import AgentMemError, BackendUnavailable
+from agentmem.domain.pii import PiiSpan
 from agentmem.ports.embedder import Embedder
 from agentmem.ports.events import EventBus
+from agentmem.ports.lexical import LexicalIndex
 from agentmem.ports.llm import LanguageModel
+from agentmem.ports.pii import PiiDetector
 from agentmem.ports.records import RecordStore
 from agentmem.ports.vectors import VectorIndex
 from agentmem.service.consolidation import ConsolidationService
@@ -29,6 +32,8 @@ from agentmem.service.memory import MemoryService
 from agentmem.service.profiles import ProfileService
 from agentmem.service.retrieval import RetrievalService
 from agentmem.service.runtime_settings import RuntimeSettings
+from agentmem.service.turn_recall import TurnRecallService
+from agentmem.service.turn_search import HybridTurnRetriever
 from agentmem.service.user_memory import UserMemoryService
 
 if TYPE_CHECKING:
@@ -50,6 +55,8 @@ class Services:
     profiles: ProfileService | None = None
     facts: FactService | None = None
     consolidation: ConsolidationService | None = None
+    turn_recall: TurnRecallService | None = None
+    lexical: LexicalIndex | None = None
     # powertools' idempotency records of feedback (api/idempotency.py): built on the first request with a key.
     idempotency_store: BasePersistenceLayer | None = None
     # The same records for turn appends: a layer of its own, as powertools keeps one configuration per layer.
@@ -92,7 +99,7 @@ class Services:
             store.retention_days = settings.retention_days
 
     def close(self) -> None:
-        for closeable in (self.memory.store, self.memory.vectors, self.memory.bus):
+        for closeable in (self.memory.store, self.memory.vectors, self.memory.bus, self.lexical):
             close = getattr(closeable, "close", None)
             if close:
                 close()
@@ -152,6 +159,7 @@ def build_services(
     bus: EventBus | None = None,
     llm: LanguageModel | None = None,
     idempotency_store: BasePersistenceLayer | None = None,
+    lexical: LexicalIndex | None = None,
 ) -> Services:
     """Wire the adapters for `settings.backend`; any port given explicitly is used as it is."""
     if settings.backend == "local":
@@ -172,6 +180,10 @@ def build_services(
             from agentmem.adapters.local.event_bus import SqliteEventBus
 
             bus = SqliteEventBus(data / "events.db")
+        if lexical is None:
+            from agentmem.adapters.local.bm25_index import LocalBm25Index
+
+            lexical = LocalBm25Index(data / "lexical.db")
     else:
         if store is None:
             from agentmem.adapters.aws.dynamodb_store import DynamoDbRecordStore
@@ -211,12 +223,16 @@ def build_services(
     # One masking step for every write path: the agent side masks with the same vault as turns.
     memory.masker = conversations
     profiles, facts, consolidation = build_user_memory(settings, memory, conversations, llm)
-    user_memory = UserMemoryService(conversations=conversations, profiles=profiles, facts=facts)
+    turn_recall = build_turn_recall(settings, memory, conversations, lexical)
+    user_memory = UserMemoryService(
+        conversations=conversations, profiles=profiles, facts=facts, recall=turn_recall
+    )
     retrieval = RetrievalService(memory=memory, users=user_memory)
     services = Services(
         settings=settings, memory=memory, retrieval=retrieval,
         conversations=conversations, user_memory=user_memory,
         profiles=profiles, facts=facts, consolidation=consolidation, idempotency_store=idempotency_store,
+        turn_recall=turn_recall, lexical=lexical,
     )
     if settings.backend == "aws" and settings.settings_parameter:
         from agentmem.adapters.aws.ssm_settings import SsmSettingsParameter
@@ -225,6 +241,21 @@ def build_services(
             settings, SsmSettingsParameter(settings.settings_parameter, max_age=settings.settings_max_age_seconds)
         )
     return services
+
+
+def build_turn_recall(
+    settings: Settings, memory: MemoryService, conversations: ConversationService, lexical: LexicalIndex | None
+) -> TurnRecallService:
+    """The search over users' past turns: vectors always, a keyword side where the backend has one.
+
+    The keyword index is erased with the user (the vector index's turns already are).
+    """
+    search = HybridTurnRetriever(settings.tenant, embedder=memory.embedder, vectors=memory.vectors, lexical=lexical)
+    recall = TurnRecallService(tenant=settings.tenant, transcripts=conversations.transcripts, search=search)
+    if lexical is not None:
+        keywords = lexical
+        conversations.user_erasers.append(lambda tenant, user_id: keywords.delete_owner(tenant, "turn", user_id))
+    return recall
 
 
 def build_idempotency_store(settings: Settings) -> BasePersistenceLayer:
@@ -238,10 +269,37 @@ def build_idempotency_store(settings: Settings) -> BasePersistenceLayer:
     return dynamodb_store(settings.table_name or "", settings.tenant)
 
 
-def build_conversations(settings: Settings, memory: MemoryService) -> ConversationService:
-    """Transcripts, the PII vault, its keys and the PII detector for `settings.backend`."""
+def build_pii_detector(settings: Settings) -> PiiDetector:
+    """The backend's full PII detector, used before storage and before any model call.
+
+    Locally: validated structured identifiers plus Presidio over the pinned spaCy pipeline (names,
+    places, organisations), the pipeline loaded once per process on first use. On AWS: the same
+    structured rules plus Amazon Comprehend.
+    """
     from agentmem.adapters.local.pii_regex import RegexPiiDetector
 
+    if settings.backend == "local":
+        from agentmem.adapters.local.presidio_pii import LocalPiiDetector
+
+        return LocalPiiDetector()
+    from agentmem.adapters.aws.comprehend_pii import CombinedPiiDetector, ComprehendPiiDetector
+
+    return CombinedPiiDetector(RegexPiiDetector(), ComprehendPiiDetector())
+
+
+class _MaskingDetector:
+    """The detector the conversation side masks with, read at each call, so the guard before the model
+    and the masking before storage can never use different detectors."""
+
+    def __init__(self, conversations: ConversationService) -> None:
+        self._conversations = conversations
+
+    def detect(self, text: str) -> list[PiiSpan]:
+        return self._conversations.detector.detect(text)
+
+
+def build_conversations(settings: Settings, memory: MemoryService) -> ConversationService:
+    """Transcripts, the PII vault, its keys and the PII detector for `settings.backend`."""
     if settings.backend == "local":
         from agentmem.adapters.local.key_file import KEY_FILE_NAME, LocalKeyFile
         from agentmem.adapters.local.key_store import KEY_STORE_DB, SqliteKeyStore
@@ -254,9 +312,7 @@ def build_conversations(settings: Settings, memory: MemoryService) -> Conversati
         key_store.import_legacy_keys(settings.data_dir / "vault.db")
         vault: Any = SqliteVaultStore(settings.data_dir / "vault.db")
         keys: Any = LocalKeyFile(settings.data_dir / KEY_FILE_NAME)
-        detector: Any = RegexPiiDetector()
     else:
-        from agentmem.adapters.aws.comprehend_pii import CombinedPiiDetector, ComprehendPiiDetector
         from agentmem.adapters.aws.dynamodb_keys import DynamoDbKeyStore
         from agentmem.adapters.aws.dynamodb_transcripts import DynamoDbTranscriptStore
         from agentmem.adapters.aws.dynamodb_vault import DynamoDbVaultStore
@@ -266,11 +322,9 @@ def build_conversations(settings: Settings, memory: MemoryService) -> Conversati
         vault = DynamoDbVaultStore(settings.table_name or "")
         key_store = DynamoDbKeyStore(settings.key_table_name or "")
         keys = KmsKeyProvider(settings.kms_key_arn or "", settings.hmac_key_arn)
-        detector = CombinedPiiDetector(RegexPiiDetector(), ComprehendPiiDetector())
     return ConversationService(
         tenant=settings.tenant, transcripts=transcripts, vault=vault, key_store=key_store, keys=keys,
-        detector=detector,
-        bus=memory.bus, vectors=memory.vectors,
+        detector=build_pii_detector(settings), bus=memory.bus, vectors=memory.vectors,
     )
 
 
@@ -318,8 +372,12 @@ def build_user_memory(
 
         profile_store = DynamoDbProfileStore(settings.table_name or "")
         fact_store = DynamoDbFactStore(settings.table_name or "")
-    # Whatever the model, it only ever gets text a PII check has passed (the turns are masked already).
-    model = PiiGuardedModel(llm if llm is not None else build_llm(settings), RegexPiiDetector())
+    # Whatever the model, it only ever gets text the backend's full PII check has passed (names and
+    # addresses too; the turns are masked already).
+    model = PiiGuardedModel(
+        llm if llm is not None else build_llm(settings), _MaskingDetector(conversations),
+        system_detector=RegexPiiDetector(),
+    )
     profiles = ProfileService(
         tenant=settings.tenant, store=profile_store, token_budget=settings.profile_token_budget,
         bus=memory.bus,

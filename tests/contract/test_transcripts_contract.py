@@ -186,3 +186,16 @@ def test_two_writers_never_share_a_seq(transcripts: Any) -> None:
         assert contents(stored) == ["from the other writer"] * 2 + ["mine", "mine too"]
     else:
         assert len(stored) == 40
+
+
+def test_get_turns_reads_named_turns_across_threads_in_the_order_asked(transcripts: Any) -> None:
+    transcripts.append("acme", "alice", "t1", turns("one", "two", "three"), T0)
+    transcripts.append("acme", "alice", "t2", turns("other"), T0 + 1)
+    transcripts.append("acme", "bob", "t1", turns("bob's"), T0)
+
+    got = transcripts.get_turns("acme", "alice", [("t2", 1), ("t1", 3), ("t1", 9), ("t3", 1), ("t1", 1)])
+
+    assert [(t.thread_id, t.seq, t.content) for t in got] == [("t2", 1, "other"), ("t1", 3, "three"), ("t1", 1, "one")]
+    assert transcripts.get_turns("acme", "bob", [("t1", 1)])[0].content == "bob's"
+    assert transcripts.get_turns("acme", "carol", [("t1", 1)]) == []
+    assert transcripts.get_turns("acme", "alice", []) == []

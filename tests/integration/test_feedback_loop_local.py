@@ -367,3 +367,49 @@ def test_a_json_body_is_read_as_json_whatever_content_type_the_client_sent(app):
         headers = {"Content-Type": content_type} if content_type else {}
         status, _, body = app.handle("POST", "/v1/agents/auditor/retrieve", headers, b'{"input": "hello"}', "x")
         assert status == 200, body
+
+
+def test_a_disabled_agents_retrieve_records_no_input_text(app, call):
+    status, answer = call("POST", "/v1/agents/stranger/retrieve", {"input": AUDIT})
+    assert status == 200 and answer["memory"] == "disabled"
+    run = app.services.memory.get_run("stranger", answer["runId"])
+    assert run.input == ""
+    with sqlite3.connect(app.settings.data_dir / "agentmem.db") as db:
+        assert not db.execute("SELECT 1 FROM runs WHERE input LIKE '%trail magic%'").fetchall()
+
+
+LONG_COMMENTS = [
+    "'Trail magic' is our idiom; never flag it. " + "Read the whole style guide before flagging anything. " * 12,
+    "Keep 'trail magic' as it is: it is the brand's own phrase. " + "Our voice is warm and plain. " * 12,
+    "Do not flag 'trail magic moments'; editors chose them. " + "Quote the flagged words exactly. " * 12,
+]
+
+
+def test_lessons_in_the_answer_the_run_and_the_counts_are_exactly_those_in_the_messages(app, call):
+    made = []
+    for rating, comment in zip(("up", "down", "down"), LONG_COMMENTS, strict=True):
+        _, receipt = run_with_feedback(call, app, rating=rating, comment=comment)
+        made.append(receipt["memoryId"])
+    assert app.worker.drain() >= 3
+    # The 👍 lesson scores best; the message still shows it after the 👎 ones, but it is never cut first.
+    assert call("PATCH", f"/v1/agents/auditor/memories/{made[0]}", {"importance": "important"})[0] == 200
+    for other in made[1:]:
+        assert call("PATCH", f"/v1/agents/auditor/memories/{other}", {"importance": 0.5})[0] == 200
+    full = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR, "tokenBudget": 4000})[1]
+    ranked = full["lessons"]
+    assert len(ranked) == 3 and ranked[0]["memoryId"] == made[0] and ranked[0]["rating"] == "up"
+    # A few tokens short of all three lessons (each is about 120): room for the best two only.
+    status, answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR, "tokenBudget": full["tokens"] - 20})
+    assert status == 200
+    kept = [lesson["memoryId"] for lesson in answer["lessons"]]
+    assert len(kept) == 2
+    assert kept == [lesson["memoryId"] for lesson in ranked[: len(kept)]]  # by score, 👍 or 👎
+    system = answer["messages"][0]["content"]
+    for lesson in ranked:
+        assert (lesson["text"] in system) == (lesson["memoryId"] in kept)
+    run = app.services.memory.get_run("auditor", answer["runId"])
+    assert run.injected_memory_ids == kept
+    store = app.services.memory.store
+    counts = {m.memory_id: m.injected_count for m in store.get_memories(app.settings.tenant, "auditor", made)}
+    # Once by the 4,000-token retrieve (all three), once more by this one (only the kept ones).
+    assert counts == {memory_id: 2 if memory_id in kept else 1 for memory_id in made}

@@ -58,6 +58,13 @@ class AwsWorld:
         assert status == 201, answer
         return [invoke("consolidate", envelope) for envelope in self.delivered()]
 
+    def say_many(self, thread: str, *texts: str) -> list[dict[str, Any]]:
+        """Append turns in one request and hand TurnsAppended to its consumer."""
+        status, answer = self.call("POST", f"/v1/users/{USER}/threads/{thread}/turns",
+                                   {"turns": [{"role": "user", "content": text} for text in texts]})
+        assert status == 201, answer
+        return [invoke("consolidate", envelope) for envelope in self.delivered()]
+
     def delivered(self) -> list[dict[str, Any]]:
         """TurnsAppended envelopes as EventBridge delivered them to the rule's target."""
         out = []
@@ -135,6 +142,28 @@ def test_turns_consolidate_into_dynamodb_and_facts_are_recalled_through_opensear
 
     sent = world.recorder.sent()
     assert EMAIL not in sent and "{{PII_EMAIL_" in sent
+
+
+def test_past_turns_are_recalled_through_the_opensearch_vectors_and_the_dynamodb_transcripts(world):
+    assert len(world.say_many("trip", "We are planning a hiking trip to the Dolomites in July.",
+                              f"Send the tent receipt to {EMAIL}.")) == 1
+    world.say_many("chores", "The dishwasher needs a new filter.")
+
+    status, answer = world.call("POST", "/v1/agents/assistant/retrieve",
+                                {"input": "Where are we going hiking?", "userId": USER, "threadId": "t9"})
+    assert status == 200 and answer["degraded"] == []
+    top = answer["recalled"][0]
+    assert (top["threadId"], top["seq"], top["role"]) == ("trip", 1, "user")
+    assert top["content"] == "We are planning a hiking trip to the Dolomites in July."
+    # Masked like everything else: the address is a token in the recalled turn and in the messages.
+    receipt = next(r for r in answer["recalled"] if r["seq"] == 2 and r["threadId"] == "trip")
+    assert EMAIL not in json.dumps(answer) and "{{PII_EMAIL_" in receipt["content"]
+    assert any("Dolomites" in m["content"] and m["role"] == "user" for m in answer["messages"])
+
+    assert world.call("DELETE", f"/v1/users/{USER}")[0] == 204
+    status, answer = world.call("POST", "/v1/agents/assistant/retrieve",
+                                {"input": "Where are we going hiking?", "userId": USER, "threadId": "t9"})
+    assert status == 200 and answer["recalled"] == []
 
 
 def test_the_user_edit_is_conditional_on_the_version_in_dynamodb(world):

@@ -99,7 +99,8 @@ def test_facts_are_third_person_with_subjects_and_the_turn_they_came_from():
 @pytest.mark.parametrize(
     "text",
     ["I know what you mean.", "I use it every day.", "I like that idea.", "I want a refund.",
-     "I'm a bit tired at night."],
+     "I'm a bit tired at night.", "Do I work at Globex?", "Maybe I work at Initech.",
+     "I used to work at Globex.", "If I lived in Rome I would cycle.", "Perhaps I like jazz?"],
 )
 def test_phrases_that_only_look_like_facts_give_none(text):
     assert extract(("user", text)) == []

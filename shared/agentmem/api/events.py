@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from agentmem.domain.ids import ID_REGEX
 
@@ -20,3 +20,23 @@ class FeedbackSubmittedDetail(BaseModel):
 
 class FeedbackSubmittedEvent(EventBridgeModel):
     detail: FeedbackSubmittedDetail  # type: ignore[assignment]
+
+
+class TurnsAppendedDetail(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+    tenant: str = Field(pattern=ID_REGEX)
+    user_id: str = Field(alias="userId", pattern=ID_REGEX, max_length=128)
+    thread_id: str = Field(alias="threadId", pattern=ID_REGEX, max_length=128)
+    from_seq: int = Field(alias="fromSeq", ge=1)
+    to_seq: int = Field(alias="toSeq", ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> TurnsAppendedDetail:
+        if self.to_seq < self.from_seq:
+            raise ValueError("toSeq is before fromSeq")
+        return self
+
+
+class TurnsAppendedEvent(EventBridgeModel):
+    detail: TurnsAppendedDetail  # type: ignore[assignment]

@@ -38,6 +38,10 @@ class RetrieveRequest(_Body):
     # A boolean or a string is not a number (`topK: true`, `tokenBudget: "2000"` are 400s).
     token_budget: Integer = Field(2000, ge=100, le=32_000, alias="tokenBudget")
     top_k: Integer | None = Field(None, ge=1, le=10, alias="topK")
+    recall_k: Integer = Field(
+        5, ge=0, le=50, alias="recallK",
+        description="At most this many of the user's past turns in `recalled` (0: none); needs userId.",
+    )
 
 
 class RunCreateRequest(_Body):

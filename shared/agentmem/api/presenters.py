@@ -6,7 +6,7 @@ from typing import Any
 
 from agentmem.domain.models import Memory, Run
 from agentmem.domain.snippets import snippet
-from agentmem.service.retrieval import iso
+from agentmem.domain.timestamps import iso_utc
 
 # Enough of a run's input and output to judge it in a queue; the run's own route has them whole.
 SNIPPET_CHARS = 600
@@ -24,7 +24,7 @@ def memory_json(m: Memory) -> dict[str, Any]:
         "importance": m.importance,
         "status": m.status,
         "injectedCount": m.injected_count,
-        "createdAt": iso(m.created_at),
+        "createdAt": iso_utc(m.created_at),
     }
 
 
@@ -37,7 +37,7 @@ def feedback_json(lessons: list[Memory]) -> list[dict[str, Any]]:
             "rating": m.rating,
             "comment": m.comment,
             "lessonStatus": m.status,
-            "createdAt": iso(m.created_at),
+            "createdAt": iso_utc(m.created_at),
         }
         for m in sorted(lessons, key=lambda m: (m.created_at, m.feedback_id))
     ]
@@ -54,7 +54,7 @@ def run_json(run: Run, lessons: list[Memory]) -> dict[str, Any]:
         "injectedMemoryIds": run.injected_memory_ids,
         "feedback": feedback_json(lessons),
         "verdict": run.verdict,
-        "createdAt": iso(run.created_at),
+        "createdAt": iso_utc(run.created_at),
     }
 
 
@@ -72,5 +72,5 @@ def run_summary_json(run: Run, lessons: list[Memory]) -> dict[str, Any]:
         "injectedMemoryIds": run.injected_memory_ids,
         "feedback": feedback_json(lessons),
         "verdict": run.verdict,
-        "createdAt": iso(run.created_at),
+        "createdAt": iso_utc(run.created_at),
     }

@@ -178,23 +178,46 @@ def eval_group() -> None:
 @eval_group.command(name="pii")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help='Print one JSON object {"by_type": {TYPE: {...}}}.')
-def eval_pii(path: Path, as_json: bool) -> None:
+@click.option("--split", is_flag=True,
+              help="Also score the file's two halves by record index (A: even, B: odd), to see whether a "
+                   "change generalises beyond the half it was developed on.")
+@click.option("--detector", type=click.Choice(["local", "regex"]), default="local", show_default=True,
+              help="The local backend's full detector (structured rules and Presidio over spaCy), or the "
+                   "structured rules alone.")
+def eval_pii(path: Path, as_json: bool, split: bool, detector: str) -> None:
     """Precision and recall per entity type of the local PII detector on a Presidio-format file.
 
     PATH is a JSON list of {"full_text", "spans": [{"entity_type", "start_position", "end_position"}]},
-    e.g. ../shared/eval/pii-dev.json.
+    e.g. ../shared/eval/pii-dev.json. Each type with a target is marked met or MISSED; gold DOMAIN_NAME
+    is scored as URL and GPE as LOCATION.
     """
     import json
 
     from agentmem.adapters.local.pii_regex import RegexPiiDetector
-    from agentmem.eval.pii import evaluate_detector, format_table, load_records
+    from agentmem.eval.pii import TARGETS, evaluate_detector, format_table, load_records, split_records
 
     try:
         records = load_records(path)
     except (ValueError, OSError) as exc:
         raise click.ClickException(str(exc)) from None
-    result = evaluate_detector(RegexPiiDetector(), records)
-    click.echo(json.dumps(result, indent=2) if as_json else format_table(result))
+    if detector == "local":
+        from agentmem.adapters.local.presidio_pii import LocalPiiDetector
+
+        chosen: Any = LocalPiiDetector()
+    else:
+        chosen = RegexPiiDetector()
+    parts: dict[str, list[Any]] = {"all": list(records)}
+    if split:
+        parts["A"], parts["B"] = split_records(records)
+    results = {name: evaluate_detector(chosen, part) for name, part in parts.items()}
+    if as_json:
+        click.echo(json.dumps(results["all"] if not split else results, indent=2))
+        return
+    for name, result in results.items():
+        if split:
+            click.echo(f"\n{name} ({len(parts[name])} records)")
+        click.echo(format_table(result, TARGETS))
+    click.echo("(gold DOMAIN_NAME is scored as URL, GPE as LOCATION)")
 
 
 @cli.command()
@@ -258,21 +281,33 @@ def _demo_llm(kind: str):  # type: ignore[no-untyped-def]
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True,
               help='Print one JSON object {"overall": {"5": r, ...}, "by_category": {...}} (recall as a fraction).')
+@click.option("--vector-only", is_flag=True,
+              help="The turn search without its keyword side, as a backend without one (S3 Vectors) runs it.")
+@click.option("--library", is_flag=True,
+              help="Measure the turn search library alone (no API, no masking, no retrieve), for comparison.")
 @click.option("--retriever", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True,
-              help="agentmem's hybrid turn search, or one of its two indexes alone (for comparison).")
-def eval_locomo(path: Path, as_json: bool, retriever: str) -> None:
-    """Recall@5/10/25/50 of agentmem's turn search on a LoCoMo file, per category and overall.
+              help="With --library: the hybrid search, or one of its two indexes alone.")
+def eval_locomo(path: Path, as_json: bool, vector_only: bool, library: bool, retriever: str) -> None:
+    """Recall@5/10/25/50 of `retrieve`'s recalled turns on a LoCoMo file, per category and overall.
 
-    Each conversation's dialog turns are indexed with agentmem's own indexing path; recall is the
-    share of a question's evidence turns among the top k, as in the LoCoMo paper.
+    Each conversation is ingested through the HTTP API as a new user would (one thread per session,
+    turns appended in order, indexing awaited), each question asked with `retrieve` in a new thread
+    (recallK 50, tokenBudget 32000); recall is the share of a question's evidence turns among the top
+    k recalled, as in the LoCoMo paper. Also prints tokens per answer and retrieve latency p50/p95.
     e.g. agentmem eval locomo ../shared/eval/locomo-dev.json
     """
     import json
 
     from agentmem.eval.locomo import evaluate, format_table
 
-    result = evaluate(path, retriever=retriever)  # type: ignore[arg-type]
-    click.echo(json.dumps(result, indent=2) if as_json else format_table(result))
+    if library:
+        result = evaluate(path, retriever=retriever)  # type: ignore[arg-type]
+        click.echo(json.dumps(result, indent=2) if as_json else format_table(result))
+        return
+    from agentmem.eval.locomo_api import evaluate_through_api, format_extras
+
+    result = evaluate_through_api(path, keyword_side=not vector_only)
+    click.echo(json.dumps(result, indent=2) if as_json else format_table(result) + "\n" + format_extras(result))
 
 
 def _register_operator_commands() -> None:

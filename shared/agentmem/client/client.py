@@ -227,10 +227,14 @@ class MemoryClient:
         thread_id: str | None = None,
         token_budget: int | None = None,
         top_k: int | None = None,
+        recall_k: int | None = None,
     ) -> RetrieveResult:
         """Memory for the run `agent_id` is about to make; the run is recorded and its id returned."""
         body = _without_none(
-            {"input": input, "userId": user_id, "threadId": thread_id, "tokenBudget": token_budget, "topK": top_k}
+            {
+                "input": input, "userId": user_id, "threadId": thread_id, "tokenBudget": token_budget,
+                "topK": top_k, "recallK": recall_k,
+            }
         )
         # Safe to repeat: a lost answer only leaves a run that never gets an output.
         answer = self.request("POST", f"/v1/agents/{_segment(agent_id)}/retrieve", json_body=body, retry_safe=True)

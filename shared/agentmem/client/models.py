@@ -57,6 +57,16 @@ class Fact(ApiModel):
     created_at: datetime | None = None
 
 
+class RecalledTurn(ApiModel):
+    """One of the user's past turns found relevant to a retrieve's input (`score`: higher is better)."""
+
+    thread_id: str
+    seq: int
+    role: str
+    content: str
+    score: float
+
+
 class RetrieveResult(ApiModel):
     """The memory for the run about to be made; `messages` go in front of the agent's own prompt."""
 
@@ -65,6 +75,7 @@ class RetrieveResult(ApiModel):
     lessons: list[Lesson] = Field(default_factory=list)
     profile: str | None = None
     facts: list[Fact] = Field(default_factory=list)
+    recalled: list[RecalledTurn] = Field(default_factory=list)
     history: list[Message] = Field(default_factory=list)
     messages: list[Message] = Field(default_factory=list)
     tokens: int = 0

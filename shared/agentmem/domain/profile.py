@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Protocol
 
 from agentmem.domain.packing import Tokenizer
+from agentmem.domain.timestamps import iso_utc
 
 SCHEMA_VERSION = 1
 SECTIONS: tuple[str, ...] = (
@@ -250,11 +250,6 @@ def split_document(text: str) -> tuple[dict[str, str], str]:
         if parsed:
             fields[parsed.group("key")] = parsed.group("value").strip().strip('"')
     return fields, text[found.end() :].lstrip("\n")
-
-
-def iso_utc(ts: float) -> str:
-    """An epoch timestamp as ISO 8601 UTC with milliseconds (`2026-01-31T09:30:00.000Z`)."""
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 # The rewrite prompt

@@ -258,26 +258,10 @@ def evaluate(
                 for k in ks:
                     recalls[k].append(recall_at_k(ranked_ids, question.evidence, k))
 
-    def summary(categories: Collection[int]) -> dict[str, float | None]:
-        return {
-            str(k): _mean([value for category in categories for value in per_category[category][k]])
-            for k in ks
-        }
-
-    def count(categories: Collection[int]) -> int:
-        return sum(len(per_category[category][ks[0]]) for category in categories)
-
-    categories = sorted(per_category)
-    without_adversarial = [category for category in categories if category != ADVERSARIAL]
     return {
-        "overall": summary(categories),
-        "overall_without_adversarial": summary(without_adversarial),
-        "by_category": {str(category): summary([category]) for category in categories},
-        "category_names": {str(category): CATEGORY_NAMES.get(category, "other") for category in categories},
+        **recall_summary(per_category, ks),
         "questions": {
-            "overall": count(categories),
-            "overall_without_adversarial": count(without_adversarial),
-            "by_category": {str(category): count([category]) for category in categories},
+            **question_counts(per_category, ks),
             "skipped_without_evidence": skipped,
         },
         "evidence": {"entries_split": irregular, "ids_not_in_conversation": missing},
@@ -287,6 +271,43 @@ def evaluate(
         "fusion": fusion if retriever == "hybrid" else None,
         "candidate_depth": candidate_depth,
         "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+RecallsByCategory = dict[int, dict[int, list[float]]]
+
+
+def recall_summary(per_category: RecallsByCategory, ks: Sequence[int]) -> dict[str, Any]:
+    """Mean recall@k overall, without adversarial questions and per category, from per-question recalls."""
+
+    def summary(categories: Collection[int]) -> dict[str, float | None]:
+        return {
+            str(k): _mean([value for category in categories for value in per_category[category][k]])
+            for k in ks
+        }
+
+    categories = sorted(per_category)
+    without_adversarial = [category for category in categories if category != ADVERSARIAL]
+    return {
+        "overall": summary(categories),
+        "overall_without_adversarial": summary(without_adversarial),
+        "by_category": {str(category): summary([category]) for category in categories},
+        "category_names": {str(category): CATEGORY_NAMES.get(category, "other") for category in categories},
+    }
+
+
+def question_counts(per_category: RecallsByCategory, ks: Sequence[int]) -> dict[str, Any]:
+    """How many questions were scored: overall, without adversarial ones, per category."""
+
+    def count(categories: Collection[int]) -> int:
+        return sum(len(per_category[category][ks[0]]) for category in categories)
+
+    categories = sorted(per_category)
+    without_adversarial = [category for category in categories if category != ADVERSARIAL]
+    return {
+        "overall": count(categories),
+        "overall_without_adversarial": count(without_adversarial),
+        "by_category": {str(category): count([category]) for category in categories},
     }
 
 

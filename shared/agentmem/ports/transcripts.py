@@ -59,6 +59,9 @@ class TranscriptStore(Protocol):
     def newest_turns(self, tenant: str, user_id: str, thread_id: str, limit: int) -> list[StoredTurn]:
         """The newest `limit` turns of a thread, oldest of them first; reads only those turns."""
 
+    def get_turns(self, tenant: str, user_id: str, keys: Sequence[tuple[str, int]]) -> list[StoredTurn]:
+        """The stored turns named by `(thread_id, seq)` keys, in the order given; unknown keys are skipped."""
+
     def thread_exists(self, tenant: str, user_id: str, thread_id: str) -> bool:
         """True when the thread has at least one stored turn."""
 

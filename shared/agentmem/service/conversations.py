@@ -116,7 +116,7 @@ class ConversationService:
     def recent_history(self, user_id: str, thread_id: str, limit: int) -> list[HistoryTurn]:
         """The newest `limit` turns of a thread (oldest first) with their stored token counts."""
         turns = self.transcripts.newest_turns(self.tenant, user_id, thread_id, limit)
-        return [HistoryTurn(role=t.role, content=t.content, tokens=t.tokens) for t in turns]
+        return [HistoryTurn(role=t.role, content=t.content, tokens=t.tokens, seq=t.seq) for t in turns]
 
     def mask_text(self, subject: str, text: str) -> str:
         """`text` with its personal data replaced by the subject's tokens (originals go to the vault)."""

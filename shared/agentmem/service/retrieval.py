@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import numpy as np
@@ -12,23 +11,27 @@ import numpy as np
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.domain.lessons import SECONDS_PER_DAY, Candidate, format_lessons, lesson_text, rank_lessons
 from agentmem.domain.models import ScoredLesson
-from agentmem.domain.packing import HistoryTurn, pack_context
+from agentmem.domain.packing import HistoryTurn, RecalledLine, pack_context
+from agentmem.domain.timestamps import iso_utc
 from agentmem.ports.vectors import VectorQuery
 from agentmem.service.memory import MemoryService
+from agentmem.service.turn_recall import RecalledTurn, recalled_line
 from agentmem.tokens import get_token_counter
 
 log = logging.getLogger(__name__)
 # Fetch more neighbours than topK: importance may lift a less similar lesson above a more similar one.
 CANDIDATE_FACTOR = 8
 MAX_CANDIDATES = 100
+DEFAULT_RECALL_K = 5
 
 
 @dataclass
 class UserMemory:
-    """What a user's memory adds to a retrieve: profile, facts and recent history."""
+    """What a user's memory adds to a retrieve: profile, facts, recalled turns and recent history."""
 
     profile: str | None = None
     facts: list[dict[str, Any]] = field(default_factory=list)  # {"factId", "text", "score"}
+    recalled: list[RecalledTurn] = field(default_factory=list)  # best first
     history: list[HistoryTurn] = field(default_factory=list)  # newest last
     degraded: list[str] = field(default_factory=list)
 
@@ -43,6 +46,7 @@ class UserMemorySource(Protocol):
         input_text: str,
         query_vector: np.ndarray | None,
         token_budget: int | None = None,
+        recall_k: int = 0,
     ) -> UserMemory: ...
 
 
@@ -60,7 +64,13 @@ class RetrievalService:
         thread_id: str | None = None,
         token_budget: int = 2000,
         top_k: int | None = None,
+        recall_k: int = DEFAULT_RECALL_K,
     ) -> dict[str, Any]:
+        """The agent's lessons and the user's memory for one run, packed into `token_budget` tokens.
+
+        `recall_k` caps the recalled turns (0: none). A disabled agent's run is recorded without its
+        input: it gets no lessons, so no feedback can ever need it.
+        """
         settings = self.memory.settings
         enabled = self.memory.is_enabled(agent_id)
         degraded: list[str] = []
@@ -84,20 +94,28 @@ class RetrievalService:
 
         user = UserMemory()
         if user_id is not None and self.users is not None:
-            user = self.users.for_retrieve(user_id, thread_id, input_text, query_vector, token_budget)
+            user = self.users.for_retrieve(user_id, thread_id, input_text, query_vector, token_budget, recall_k)
             degraded.extend(user.degraded)
 
+        counter = get_token_counter()
         packed = pack_context(
             budget=token_budget,
-            lessons_message=format_lessons(lessons),
+            lessons=[lesson_text(s.memory) for s in lessons],
+            render_lessons=lambda kept: format_lessons([lessons[i] for i in kept]) or "",
             profile=user.profile,
             facts=[f["text"] for f in user.facts],
+            recalled=[RecalledLine(t.thread_id, t.seq, recalled_line(t)) for t in user.recalled],
+            recall_limit=recall_k,
+            current_thread=thread_id,
             history=user.history,
-            counter=get_token_counter(),
+            counter=counter,
         )
-        injected = [s.memory.memory_id for s in lessons] if packed.kept_lessons else []
+        # Exactly the lessons in `messages`: the answer, the run and the injection counts agree.
+        kept_lessons = lessons[: packed.kept_lesson_count]
+        injected = [s.memory.memory_id for s in kept_lessons]
         run = self.memory.record_run(
-            agent_id, input_text, user_id=user_id, thread_id=thread_id, injected_memory_ids=injected, masked=True
+            agent_id, input_text if enabled else "", user_id=user_id, thread_id=thread_id,
+            injected_memory_ids=injected, masked=True,
         )
         if injected:
             try:
@@ -110,9 +128,10 @@ class RetrievalService:
         return {
             "runId": run.run_id,
             "memory": "enabled" if enabled else "disabled",
-            "lessons": [_lesson_json(s) for s in lessons] if packed.kept_lessons else [],
+            "lessons": [_lesson_json(s) for s in kept_lessons],
             "profile": user.profile if packed.kept_profile else None,
             "facts": user.facts[: packed.kept_fact_count],
+            "recalled": [user.recalled[i].as_json() for i in packed.kept_recalled],
             "history": [{"role": t.role, "content": t.content} for t in kept_history],
             "messages": packed.messages,
             "tokens": packed.tokens,
@@ -154,10 +173,5 @@ def _lesson_json(s: ScoredLesson) -> dict[str, Any]:
         "text": lesson_text(s.memory),
         "similarity": round(s.similarity, 6),
         "score": round(s.score, 6),
-        "createdAt": iso(s.memory.created_at),
+        "createdAt": iso_utc(s.memory.created_at),
     }
-
-
-def iso(ts: float) -> str:
-    """An epoch timestamp as the API writes it: ISO 8601 UTC with milliseconds."""
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")

@@ -21,6 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import numpy as np
+
 from agentmem.domain.fusion import (
     FusedHit,
     ScoreList,
@@ -161,24 +163,38 @@ class HybridTurnRetriever:
         """`search` for several queries, embedding them in one batch."""
         if k < 1:
             raise ValueError("k must be >= 1")
-        depth = max(k, self._candidate_depth)
         query_vectors = (
             self._embedder.embed(list(queries)) if self._embedder is not None and queries else None
         )
-        results = []
-        for index, query in enumerate(queries):
-            lists: list[ScoreList] = []
-            if self._vectors is not None and query_vectors is not None:
-                hits = self._vectors.search(
-                    VectorQuery(self.tenant, TURN_KIND, owner_id, query_vectors[index], depth)
-                )
-                scores = {hit.item_id: hit.similarity for hit in hits}
-                lists.append(ScoreList(scores, complete=len(scores) < depth))
-            if self._lexical is not None:
-                scores = dict(self._lexical.search(self.tenant, TURN_KIND, owner_id, query, depth))
-                lists.append(ScoreList(scores, complete=len(scores) < depth))
-            results.append(self._fused(lists)[:k])
-        return results
+        return [
+            self._search_one(owner_id, query, None if query_vectors is None else query_vectors[index], k)
+            for index, query in enumerate(queries)
+        ]
+
+    def search_with_vector(
+        self, owner_id: str, query: str, query_vector: np.ndarray | None, k: int
+    ) -> list[FusedHit]:
+        """`search` with the query already embedded (a retrieve embeds its input once for every part).
+
+        Without a vector (the embedder is down) only the keyword side answers, if there is one.
+        """
+        if k < 1:
+            raise ValueError("k must be >= 1")
+        return self._search_one(owner_id, query, query_vector, k)
+
+    def _search_one(self, owner_id: str, query: str, query_vector: np.ndarray | None, k: int) -> list[FusedHit]:
+        depth = max(k, self._candidate_depth)
+        lists: list[ScoreList] = []
+        if self._vectors is not None and query_vector is not None:
+            hits = self._vectors.search(VectorQuery(self.tenant, TURN_KIND, owner_id, query_vector, depth))
+            scores = {hit.item_id: hit.similarity for hit in hits}
+            lists.append(ScoreList(scores, complete=len(scores) < depth))
+        if self._lexical is not None:
+            scores = dict(self._lexical.search(self.tenant, TURN_KIND, owner_id, query, depth))
+            lists.append(ScoreList(scores, complete=len(scores) < depth))
+        if not lists:
+            return []
+        return self._fused(lists)[:k]
 
     def _fused(self, lists: list[ScoreList]) -> list[FusedHit]:
         if len(lists) == 1:

@@ -1,8 +1,9 @@
-"""What a user's memory adds to `retrieve`: profile and facts (when wired) and the thread's history.
+"""What a user's memory adds to `retrieve`: profile, facts, recalled turns and the thread's history.
 
 `RetrievalService` asks one `UserMemorySource`; this is it. The profile and facts come from
-providers registered by the profile/facts side; the history is the newest turns of the thread,
-read with their stored token counts so packing never re-reads or re-counts the whole thread.
+providers registered by the profile/facts side; the recalled turns from the turn search
+(`TurnRecallService`); the history is the newest turns of the thread, read with their stored token
+counts so packing never re-reads or re-counts the whole thread.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from agentmem.domain.log_ids import log_id
 from agentmem.domain.packing import TOKENS_PER_MESSAGE, HistoryTurn
 from agentmem.service.conversations import ConversationService
 from agentmem.service.retrieval import UserMemory
+from agentmem.service.turn_recall import TurnRecallService
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +56,7 @@ class UserMemoryService:
     conversations: ConversationService
     profiles: ProfileProvider | None = None
     facts: FactsProvider | None = None
+    recall: TurnRecallService | None = None
     fact_count: int = DEFAULT_FACT_COUNT
 
     def for_retrieve(
@@ -63,6 +66,7 @@ class UserMemoryService:
         input_text: str,
         query_vector: np.ndarray | None,
         token_budget: int | None = None,
+        recall_k: int = 0,
     ) -> UserMemory:
         memory = UserMemory()
         if self.profiles is not None:
@@ -78,6 +82,14 @@ class UserMemoryService:
                 memory.degraded.append("facts")
         if thread_id is not None:
             memory.history = self._history(user_id, thread_id, token_budget, memory.degraded)
+        if self.recall is not None and recall_k > 0:
+            # Turns of this thread's history may come back too; packing drops those it keeps as
+            # history, so ask for that many more.
+            wanted = recall_k + len(memory.history)
+            try:
+                memory.recalled = self.recall.recall(user_id, input_text, query_vector, wanted)
+            except BackendUnavailable:
+                memory.degraded.append("recalled")
         return memory
 
     def _history(

@@ -122,6 +122,24 @@ class DynamoDbTranscriptStore:
                 request["ExclusiveStartKey"] = response["LastEvaluatedKey"]
         return list(reversed(newest_first))
 
+    def get_turns(self, tenant: str, user_id: str, keys: Sequence[tuple[str, int]]) -> list[StoredTurn]:
+        if not keys:
+            return []
+        unique = list(dict.fromkeys(keys))
+        with self.table.errors():
+            items = self.table.batch_get(
+                [
+                    {"pk": {"S": turns_pk(tenant, user_id, thread_id)}, "sk": {"S": turn_sk(seq)}}
+                    for thread_id, seq in unique
+                ]
+            )
+        found: dict[tuple[str, int], StoredTurn] = {}
+        for item in items:
+            thread_id = item["pk"]["S"].removeprefix(f"{user_pk(tenant, user_id)}#TH#")
+            turn = _turn(tenant, user_id, thread_id, item)
+            found[(thread_id, turn.seq)] = turn
+        return [found[key] for key in keys if key in found]
+
     def thread_exists(self, tenant: str, user_id: str, thread_id: str) -> bool:
         with self.table.errors():
             return self.table.get(thread_key(tenant, user_id, thread_id)) is not None

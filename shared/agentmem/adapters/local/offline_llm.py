@@ -35,7 +35,8 @@ CAN_EXTRACT: tuple[str, ...] = (
 )
 CANNOT_EXTRACT: tuple[str, ...] = (
     "anything implied rather than stated in one of the patterns above",
-    "negation and hedging beyond 'don't like' ('I used to work at X' reads as working at X)",
+    "questions, hedges and suppositions ('maybe I work at X', 'do I live in X?'): skipped, never guessed",
+    "other negation beyond 'don't like' and 'no longer' ('I quit Globex' is not read as leaving it)",
     "which of two likes are alternatives (tea and coffee are both kept)",
     "languages other than English",
     "what the assistant said (only the user's turns are read)",
@@ -417,11 +418,19 @@ def _follow_up_rules(s: str, seq: int) -> list[Finding]:
 RULES: tuple[Rule, ...] = (_name_rules, _work_rules, _preference_rules, _skill_rules, _follow_up_rules)
 
 
+# A sentence that asks, hedges or supposes states nothing: it is skipped, never read as a fact.
+_NOT_A_STATEMENT = re.compile(
+    r"(?i)(?:\?\s*$|^\s*(?:do|does|did|am|is|are|was|were|can|could|should|would|will)\s+i\b|"
+    r"\b(?:maybe|perhaps|probably|might|if i|i wish|i guess|not sure|i doubt|supposedly)\b)"
+)
+
+
 def _findings(turns: Sequence[_Turn]) -> list[Finding]:
     return [
         finding
         for turn in turns
         for sentence in _sentences(turn.content)
+        if not _NOT_A_STATEMENT.search(sentence)
         for rule in RULES
         for finding in rule(sentence, turn.seq)
     ]

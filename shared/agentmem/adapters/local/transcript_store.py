@@ -79,6 +79,20 @@ class SqliteTranscriptStore:
             ).fetchall()
         return [_turn(row) for row in reversed(rows)]
 
+    def get_turns(self, tenant: str, user_id: str, keys: Sequence[tuple[str, int]]) -> list[StoredTurn]:
+        if not keys:
+            return []
+        found: dict[tuple[str, int], StoredTurn] = {}
+        with self._db.reading() as conn:
+            for thread_id, seq in dict.fromkeys(keys):
+                row = conn.execute(
+                    "SELECT * FROM turns WHERE tenant=? AND user_id=? AND thread_id=? AND seq=?",
+                    (tenant, user_id, thread_id, seq),
+                ).fetchone()
+                if row is not None:
+                    found[(thread_id, seq)] = _turn(row)
+        return [found[key] for key in keys if key in found]
+
     def thread_exists(self, tenant: str, user_id: str, thread_id: str) -> bool:
         with self._db.reading() as conn:
             row = conn.execute(

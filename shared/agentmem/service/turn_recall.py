@@ -1,0 +1,136 @@
+"""Recalled turns: a user's past turns, indexed after `TurnsAppended`, found again for `retrieve`.
+
+Every stored turn is indexed by `HybridTurnRetriever` under its user (the owner), with the item id
+`{threadId}#{seq}` (`#` never occurs in an identifier, so the id splits back unambiguously): its
+vector in the VectorIndex (kind "turn") and, where the backend has a keyword side, its text in the
+LexicalIndex, preceded by the turn before it in its thread. The texts are the stored turns, masked
+already: personal data reaches neither index. A turn's date and time (its `createdAt`, in UTC) are
+part of the indexed text, so "what did I do in May 2023" finds the turns of that month.
+
+`recall` runs the hybrid search for a retrieve's (masked) input with the query vector the retrieve
+already computed, and reads the hits' turns back from the transcript store.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from agentmem.ports.transcripts import StoredTurn, TranscriptStore, encode_turn_cursor
+from agentmem.service.turn_search import ConversationTurn, HybridTurnRetriever
+
+log = logging.getLogger(__name__)
+TURN_ID_SEPARATOR = "#"
+INDEX_PAGE = 200
+
+
+@dataclass(frozen=True)
+class RecalledTurn:
+    """A past turn found for a retrieve, with its fused relevance score (higher is better)."""
+
+    thread_id: str
+    seq: int
+    role: str
+    content: str
+    score: float
+    created_at: float
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "threadId": self.thread_id, "seq": self.seq, "role": self.role,
+            "content": self.content, "score": round(self.score, 6),
+        }
+
+
+def turn_item_id(thread_id: str, seq: int) -> str:
+    return f"{thread_id}{TURN_ID_SEPARATOR}{seq}"
+
+
+def parse_turn_item_id(item_id: str) -> tuple[str, int] | None:
+    """(threadId, seq) of an indexed turn's id; None for an id this module did not write."""
+    thread_id, separator, seq = item_id.rpartition(TURN_ID_SEPARATOR)
+    if not separator or not thread_id or not seq.isdigit():
+        return None
+    return thread_id, int(seq)
+
+
+def turn_date(created_at: float) -> str:
+    """When a turn was said, as indexed and shown: "1:56 pm on 8 May 2023" (UTC)."""
+    moment = datetime.fromtimestamp(created_at, UTC)
+    hour = moment.hour % 12 or 12
+    return f"{hour}:{moment:%M} {'am' if moment.hour < 12 else 'pm'} on {moment.day} {moment:%B %Y}"
+
+
+def as_conversation_turn(turn: StoredTurn) -> ConversationTurn:
+    return ConversationTurn(
+        turn_id=turn_item_id(turn.thread_id, turn.seq),
+        speaker="",
+        text=turn.content,
+        session_date=turn_date(turn.created_at),
+        created_at=turn.created_at,
+    )
+
+
+@dataclass
+class TurnRecallService:
+    """Indexes a user's appended turns and recalls the most relevant of them."""
+
+    tenant: str
+    transcripts: TranscriptStore
+    search: HybridTurnRetriever
+
+    def index_appended(self, user_id: str, thread_id: str, from_seq: int, to_seq: int) -> int:
+        """Index turns `from_seq`..`to_seq` of a thread (idempotent: indexing again replaces them)."""
+        first = max(1, from_seq - 1)  # the turn before, as keyword context of the first one
+        turns: list[StoredTurn] = []
+        cursor = encode_turn_cursor(self.tenant, user_id, thread_id, first - 1) if first > 1 else None
+        while True:
+            page = self.transcripts.list_turns(self.tenant, user_id, thread_id, limit=INDEX_PAGE, cursor=cursor)
+            turns.extend(t for t in page.items if t.seq <= to_seq)
+            if not page.next_cursor or not page.items or page.items[-1].seq >= to_seq:
+                break
+            cursor = page.next_cursor
+        preceding = next((t for t in turns if t.seq == from_seq - 1), None)
+        new = [t for t in turns if from_seq <= t.seq <= to_seq]
+        if new:
+            self.search.index_session(
+                user_id,
+                [as_conversation_turn(t) for t in new],
+                as_conversation_turn(preceding) if preceding is not None else None,
+            )
+        return len(new)
+
+    def recall(
+        self, user_id: str, query: str, query_vector: np.ndarray | None, k: int
+    ) -> list[RecalledTurn]:
+        """The user's `k` turns most relevant to `query`, best first, read from the transcripts."""
+        if k <= 0 or not query.strip():
+            return []
+        hits = self.search.search_with_vector(user_id, query, query_vector, k)
+        keys = [key for key in (parse_turn_item_id(hit.item_id) for hit in hits) if key is not None]
+        score = {parse_turn_item_id(hit.item_id): hit.score for hit in hits}
+        stored = self.transcripts.get_turns(self.tenant, user_id, keys)
+        if len(stored) < len(keys):
+            # Indexed turns whose transcript is gone (an erase in progress): never shown.
+            log.info("recalled turns not in the transcripts skipped", extra={"missing": len(keys) - len(stored)})
+        return [
+            RecalledTurn(t.thread_id, t.seq, t.role, t.content, score[(t.thread_id, t.seq)], t.created_at)
+            for t in stored
+        ]
+
+    def forget(self, tenant: str, user_id: str) -> None:
+        """Erase a user's indexed turns (a UserEraser: called with tenant and user)."""
+        self.search.forget(user_id)
+
+
+def recalled_line(turn: RecalledTurn) -> str:
+    """How a recalled turn reads in the context message: its day, its role, its words."""
+    return f"({turn_date(turn.created_at)}, {turn.role}) {turn.content}"
+
+
+def recalled_lines(turns: Sequence[RecalledTurn]) -> list[str]:
+    return [recalled_line(turn) for turn in turns]
