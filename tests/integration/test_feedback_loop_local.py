@@ -438,6 +438,16 @@ def test_near_duplicate_lessons_are_injected_as_one_bullet_naming_its_editors(ap
     assert {m.injected_count for m in store.get_memories(app.settings.tenant, "auditor", made)} == {1}
 
 
+def test_comparing_lessons_again_on_a_repeated_retrieve_costs_no_model_call(app, call, minilm):
+    for comment in AGREEING:
+        run_with_feedback(call, app, comment=comment)
+    app.worker.drain()
+    first = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]
+    before = minilm.texts_encoded
+    again = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]
+    assert minilm.texts_encoded == before and again["messages"] == first["messages"]
+
+
 def test_deleting_one_member_of_a_group_leaves_the_rest(app, call):
     made = [run_with_feedback(call, app, comment=c)[1]["memoryId"] for c in AGREEING]
     app.worker.drain()
