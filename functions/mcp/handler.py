@@ -12,6 +12,8 @@ The MCP SDK and Mangum are the `mcp` extra (always in the Lambda layer); without
 
 from __future__ import annotations
 
+import base64
+import json
 from functools import cache
 from typing import Any
 
@@ -58,8 +60,25 @@ def mcp_request() -> Response[Any]:
         answer = Mangum(streamable_http_app(server), lifespan="auto")(event, router.lambda_context)
     finally:
         OUTER_REQUEST_CONTEXT.reset(token)
+    return _contract_answer(answer)
+
+
+def _contract_answer(answer: dict[str, Any]) -> Response[Any]:
+    """Mangum's answer as a Response; a refusal the SDK wrote as plain text gets the contract's error body."""
+    status = int(answer["statusCode"])
+    body = answer.get("body") or ""
+    if answer.get("isBase64Encoded"):
+        body = base64.b64decode(body).decode("utf-8", errors="replace")
+    if status >= 400:
+        try:
+            json.loads(body)
+        except ValueError:
+            # The SDK's 406/415 (Accept or Content-Type not JSON) are client mistakes like any other: a 400.
+            if status in (400, 406, 415):
+                return error_response(400, "validation_error", body.strip() or "the MCP request was refused")
+            return error_response(status, "mcp_error", body.strip() or "the MCP request failed")
     headers = {k: v for k, v in (answer.get("headers") or {}).items() if k.lower() != "content-length"}
-    return Response(status_code=int(answer["statusCode"]), body=answer.get("body") or "", headers=headers)
+    return Response(status_code=status, body=body, headers=headers)
 
 
 # MCP lets a server without a server-to-client stream answer GET (and DELETE, with no session) 405.

@@ -137,6 +137,12 @@ SUCCESS_STATUS: dict[tuple[str, str], int] = {
     ("post", "/v1/users/{userId}/threads/{threadId}/turns"): 201,
     ("delete", "/v1/users/{userId}/facts/{factId}"): 204,
     ("delete", "/v1/users/{userId}"): 204,
+    ("delete", "/v1/agents/{agentId}/personal-data"): 204,
+}
+# Operations that exist only to refuse: MCP's stateless endpoint opens no stream and has no session.
+REFUSING_OPERATIONS: dict[tuple[str, str], str] = {
+    ("get", "/mcp"): "method_not_allowed: the endpoint is stateless and opens no event stream (Allow: POST)",
+    ("delete", "/mcp"): "method_not_allowed: the endpoint is stateless and has no session to end (Allow: POST)",
 }
 SUCCESS_DESCRIPTIONS = {201: "Created", 202: "Accepted"}
 ERRORS: dict[str, str] = {
@@ -201,8 +207,12 @@ def openapi_json(app: APIGatewayRestResolver) -> str:
         for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
+            refusal = REFUSING_OPERATIONS.get((method, path))
+            if refusal is not None:
+                responses.pop("200", None)
+                responses["405"] = {"description": refusal, "content": error_ref}
             success = SUCCESS_STATUS.get((method, path), 200)
-            if success != 200 and "200" in responses:
+            if refusal is None and success != 200 and "200" in responses:
                 answer = responses.pop("200")
                 if success == 204:
                     responses["204"] = {"description": "No content"}
