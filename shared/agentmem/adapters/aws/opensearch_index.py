@@ -50,7 +50,7 @@ FIELD_TENANT = "tenant"
 FIELD_KIND = "kind"
 FIELD_ITEM = "memoryId"  # the item's id, whatever its kind (a lesson's memory id, a fact's id)
 # The owner of a vector is an agent for lessons and a user for everything else.
-OWNER_FIELD: dict[str, str] = {"lesson": "agentId", "fact": "userId", "turn": "userId"}
+OWNER_FIELD: dict[str, str] = {"lesson": "agentId", "fact": "userId", "turn": "userId", "item": "ownerId"}
 BULK_CHUNK = 100  # documents per bulk request: ~1 MB at 1024 dimensions
 LOOKUP_PAGE = 500
 MAX_LOOKUP_IDS = 500  # item ids per `terms` filter

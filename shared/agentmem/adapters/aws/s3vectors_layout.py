@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Final
 from urllib.parse import quote, unquote
 
-KINDS: Final = ("lesson", "fact", "turn")
+KINDS: Final = ("lesson", "fact", "turn", "item")
 DATA_TYPE: Final = "float32"
 # S3 Vectors computes cosine distance itself: `distance = 1 - cosine similarity`.
 DISTANCE_METRIC: Final = "cosine"
