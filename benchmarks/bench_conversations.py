@@ -1,6 +1,7 @@
 """Append and pack latency of conversation memory on the embedded backends, by thread length.
 
     .venv/bin/python benchmarks/bench_conversations.py [--sizes 100,1000,10000] [--samples 200] [--budget 2000]
+                                                       [--detector local|regex]
 
 For each size a fresh data folder gets one thread of that many turns (bulk-loaded, already masked),
 then `--samples` times:
@@ -13,6 +14,8 @@ then `--samples` times:
                stored counts (UserMemoryService.for_retrieve) and pack_context into the budget with a
                lessons message.
 
+`--detector` is the PII detector on the append path: `local` (the local backend's default: structured
+rules and Presidio over spaCy, loaded before timing) or `regex` (the structured rules alone).
 Prints p50/p95 in milliseconds; asserts nothing (timings depend on the machine and its load).
 If packing read the whole thread, its time would grow a hundredfold from 100 to 10,000 turns.
 """
@@ -31,9 +34,11 @@ from pathlib import Path
 from agentmem.adapters.local.key_file import LocalKeyFile
 from agentmem.adapters.local.key_store import SqliteKeyStore
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
+from agentmem.adapters.local.presidio_pii import LocalPiiDetector
 from agentmem.adapters.local.transcript_store import SqliteTranscriptStore
 from agentmem.adapters.local.vault_store import SqliteVaultStore
 from agentmem.domain.packing import pack_context
+from agentmem.ports.pii import PiiDetector
 from agentmem.ports.transcripts import NewTurn
 from agentmem.service.conversations import ConversationService, TurnInput
 from agentmem.service.user_memory import UserMemoryService
@@ -64,7 +69,7 @@ def measure(action: Callable[[int], object], samples: int) -> list[float]:
     return times
 
 
-def bench_size(size: int, samples: int, budget: int) -> dict[str, list[float]]:
+def bench_size(size: int, samples: int, budget: int, detector: PiiDetector) -> dict[str, list[float]]:
     counter = get_token_counter()
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder)
@@ -72,7 +77,7 @@ def bench_size(size: int, samples: int, budget: int) -> dict[str, list[float]]:
             tenant="bench", transcripts=SqliteTranscriptStore(data / "transcripts.db"),
             vault=SqliteVaultStore(data / "vault.db"), key_store=SqliteKeyStore(data / "keys.db"),
             keys=LocalKeyFile(data / "vault.key"),
-            detector=RegexPiiDetector(), counter=counter,
+            detector=detector, counter=counter,
         )
         try:
             bulk = [SENTENCES[n % len(SENTENCES)] for n in range(size)]
@@ -114,13 +119,16 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,1000,10000")
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--budget", type=int, default=2000)
+    parser.add_argument("--detector", choices=("local", "regex"), default="local")
     args = parser.parse_args()
+    detector: PiiDetector = LocalPiiDetector() if args.detector == "local" else RegexPiiDetector()
+    detector.detect("warm up: Ana Lopez in Lisbon")  # the spaCy pipeline loads once per process
     print(f"python {platform.python_version()}, {os.cpu_count()} CPU(s), {platform.machine()}; "
-          f"{args.samples} samples per cell, token budget {args.budget}")
+          f"{args.samples} samples per cell, token budget {args.budget}, detector {args.detector}")
     columns = ("append", "append+PII", "pack")
     print(f"{'turns':>8} | " + " | ".join(f"{name + ' p50':>14} {name + ' p95':>14}" for name in columns) + "   (ms)")
     for size in (int(s) for s in args.sizes.split(",")):
-        timings = bench_size(size, args.samples, args.budget)
+        timings = bench_size(size, args.samples, args.budget, detector)
         cells = (f"{statistics.median(timings[n]):>14.2f} {percentile(timings[n], 0.95):>14.2f}" for n in columns)
         print(f"{size:>8} | " + " | ".join(cells))
 

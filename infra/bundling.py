@@ -60,6 +60,9 @@ LAYER_REQUIREMENTS: tuple[str, ...] = (
     # The mcp function: the MCP SDK's streamable-HTTP app, run on API Gateway's events by Mangum.
     "mcp",
     "mangum",
+    # The structured PII rules (RegexPiiDetector) run in front of Comprehend in Lambda too.
+    "phonenumbers",
+    "python-stdnum",
 )
 # Lambda's limit for a function plus its layers, unzipped.
 LAYER_MAX_UNZIPPED_BYTES = 250 * 1024 * 1024

@@ -17,10 +17,12 @@ import numpy as np
 
 from agentmem.config import Settings, get_settings
 from agentmem.domain.errors import AgentMemError, BackendUnavailable
+from agentmem.domain.pii import PiiSpan
 from agentmem.ports.embedder import Embedder
 from agentmem.ports.events import EventBus
 from agentmem.ports.lexical import LexicalIndex
 from agentmem.ports.llm import LanguageModel
+from agentmem.ports.pii import PiiDetector
 from agentmem.ports.records import RecordStore
 from agentmem.ports.vectors import VectorIndex
 from agentmem.service.consolidation import ConsolidationService
@@ -270,10 +272,37 @@ def build_idempotency_store(settings: Settings) -> BasePersistenceLayer:
     return dynamodb_store(settings.table_name or "", settings.tenant)
 
 
-def build_conversations(settings: Settings, memory: MemoryService) -> ConversationService:
-    """Transcripts, the PII vault, its keys and the PII detector for `settings.backend`."""
+def build_pii_detector(settings: Settings) -> PiiDetector:
+    """The backend's full PII detector, used before storage and before any model call.
+
+    Locally: validated structured identifiers plus Presidio over the pinned spaCy pipeline (names,
+    places, organisations), the pipeline loaded once per process on first use. On AWS: the same
+    structured rules plus Amazon Comprehend.
+    """
     from agentmem.adapters.local.pii_regex import RegexPiiDetector
 
+    if settings.backend == "local":
+        from agentmem.adapters.local.presidio_pii import LocalPiiDetector
+
+        return LocalPiiDetector()
+    from agentmem.adapters.aws.comprehend_pii import CombinedPiiDetector, ComprehendPiiDetector
+
+    return CombinedPiiDetector(RegexPiiDetector(), ComprehendPiiDetector())
+
+
+class _MaskingDetector:
+    """The detector the conversation side masks with, read at each call, so the guard before the model
+    and the masking before storage can never use different detectors."""
+
+    def __init__(self, conversations: ConversationService) -> None:
+        self._conversations = conversations
+
+    def detect(self, text: str) -> list[PiiSpan]:
+        return self._conversations.detector.detect(text)
+
+
+def build_conversations(settings: Settings, memory: MemoryService) -> ConversationService:
+    """Transcripts, the PII vault, its keys and the PII detector for `settings.backend`."""
     if settings.backend == "local":
         from agentmem.adapters.local.key_file import KEY_FILE_NAME, LocalKeyFile
         from agentmem.adapters.local.key_store import KEY_STORE_DB, SqliteKeyStore
@@ -286,9 +315,7 @@ def build_conversations(settings: Settings, memory: MemoryService) -> Conversati
         key_store.import_legacy_keys(settings.data_dir / "vault.db")
         vault: Any = SqliteVaultStore(settings.data_dir / "vault.db")
         keys: Any = LocalKeyFile(settings.data_dir / KEY_FILE_NAME)
-        detector: Any = RegexPiiDetector()
     else:
-        from agentmem.adapters.aws.comprehend_pii import CombinedPiiDetector, ComprehendPiiDetector
         from agentmem.adapters.aws.dynamodb_keys import DynamoDbKeyStore
         from agentmem.adapters.aws.dynamodb_transcripts import DynamoDbTranscriptStore
         from agentmem.adapters.aws.dynamodb_vault import DynamoDbVaultStore
@@ -298,11 +325,9 @@ def build_conversations(settings: Settings, memory: MemoryService) -> Conversati
         vault = DynamoDbVaultStore(settings.table_name or "")
         key_store = DynamoDbKeyStore(settings.key_table_name or "")
         keys = KmsKeyProvider(settings.kms_key_arn or "", settings.hmac_key_arn)
-        detector = CombinedPiiDetector(RegexPiiDetector(), ComprehendPiiDetector())
     return ConversationService(
         tenant=settings.tenant, transcripts=transcripts, vault=vault, key_store=key_store, keys=keys,
-        detector=detector,
-        bus=memory.bus, vectors=memory.vectors,
+        detector=build_pii_detector(settings), bus=memory.bus, vectors=memory.vectors,
     )
 
 
@@ -368,8 +393,12 @@ def build_user_memory(
 
         profile_store = DynamoDbProfileStore(settings.table_name or "")
         fact_store = DynamoDbFactStore(settings.table_name or "")
-    # Whatever the model, it only ever gets text a PII check has passed (the turns are masked already).
-    model = PiiGuardedModel(llm if llm is not None else build_llm(settings), RegexPiiDetector())
+    # Whatever the model, it only ever gets text the backend's full PII check has passed (names and
+    # addresses too; the turns are masked already).
+    model = PiiGuardedModel(
+        llm if llm is not None else build_llm(settings), _MaskingDetector(conversations),
+        system_detector=RegexPiiDetector(),
+    )
     profiles = ProfileService(
         tenant=settings.tenant, store=profile_store, token_budget=settings.profile_token_budget,
         bus=memory.bus,

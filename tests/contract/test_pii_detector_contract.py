@@ -1,4 +1,5 @@
-"""One contract for every PiiDetector: the local regex detector and Amazon Comprehend (under moto).
+"""One contract for every PiiDetector: the local ones (the structured rules alone, and with Presidio
+over spaCy) and Amazon Comprehend (under moto).
 
 moto's DetectPiiEntities answers every request with the same three canned entities (NAME at
 50-58, EMAIL at 230-259, BANK_ACCOUNT_NUMBER at 334-349) whatever the text, so the contract
@@ -22,6 +23,7 @@ from agentmem.adapters.aws.comprehend_pii import (
     split_text_for_comprehend,
 )
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
+from agentmem.adapters.local.presidio_pii import LocalPiiDetector
 from agentmem.domain.pii import KNOWN_ENTITY_TYPES, PiiSpan, find_tokens, mask, thread_hash, unmask
 from agentmem.ports.pii import PiiDetector
 from botocore.stub import Stubber
@@ -46,10 +48,14 @@ TEXTS = [
 ]
 
 
-@pytest.fixture(params=["regex", "comprehend"])
+# "local" is the local backend's detector: the structured rules and Presidio over spaCy together
+# (PresidioPiiDetector alone is covered by tests/unit/test_presidio_pii.py).
+@pytest.fixture(params=["regex", "local", "comprehend"])
 def detector(request: pytest.FixtureRequest) -> Iterator[PiiDetector]:
     if request.param == "regex":
         yield RegexPiiDetector()
+    elif request.param == "local":
+        yield LocalPiiDetector()
     else:
         request.getfixturevalue("moto")
         yield ComprehendPiiDetector()

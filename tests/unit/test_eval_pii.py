@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.domain.pii import PiiSpan
-from agentmem.eval.pii import evaluate_detector, format_table, load_records
+from agentmem.eval.pii import TARGETS, evaluate_detector, format_table, load_records, split_records
 
 
 def gold(text: str, value: str, entity_type: str) -> dict[str, object]:
@@ -134,3 +134,24 @@ def test_load_records_refuses_a_file_that_is_not_a_list(tmp_path: Path) -> None:
     path.write_text('{"full_text": "x"}', encoding="utf-8")
     with pytest.raises(ValueError):
         load_records(path)
+
+
+def test_table_marks_each_type_with_a_target_met_or_missed(result: dict[str, object]) -> None:
+    rows = {line.split()[0]: line.split()[1:] for line in format_table(result, TARGETS).splitlines()[1:]}
+    assert rows["URL"][3:] == ["met", "(P>=0.95", "R>=0.99)"]
+    assert rows["PHONE_NUMBER"][3] == "MISSED"  # precision 0.333
+    assert rows["PERSON"][3] == "MISSED"
+    assert rows["US_SSN"][3] == "MISSED"  # only predicted: no recall, so the target cannot hold
+    assert rows["IP_ADDRESS"][:4] == ["-", "0.000", "1", "MISSED"]  # never predicted
+
+
+def test_gold_gpe_is_scored_as_location() -> None:
+    text = "She lives in Lisbon."
+    records = [{"full_text": text, "spans": [gold(text, "Lisbon", "GPE")]}]
+    by_type = evaluate_detector(ScriptedDetector({text: [("LOCATION", "Lisbon")]}), records)["by_type"]
+    assert by_type == {"LOCATION": {"precision": 1.0, "recall": 1.0, "support": 1}}
+
+
+def test_split_halves_are_the_even_and_odd_records() -> None:
+    first, second = split_records(RECORDS)
+    assert first == [RECORDS[0], RECORDS[2]] and second == [RECORDS[1]]

@@ -71,11 +71,17 @@ class PiiGuardedModel:
     The text it is given is masked already; this is the second line, for whatever a
     transcript or a user's edit let through. Tokens are left alone; a value found is sent
     as `[EMAIL withheld]`. A detector failure fails closed: nothing is sent.
+
+    The messages (turns, profile body, known subjects) are checked with ``detector``, the
+    backend's full detector. The system prompt is agentmem's own template, holding no user
+    text; it is checked with ``system_detector`` when one is given (wiring gives the structured
+    rules), since a name model reads the template's headings ("Recent Topics") as organisations.
     """
 
-    def __init__(self, inner: LanguageModel, detector: PiiDetector):
+    def __init__(self, inner: LanguageModel, detector: PiiDetector, system_detector: PiiDetector | None = None):
         self.inner = inner
         self.detector = detector
+        self.system_detector = system_detector if system_detector is not None else detector
         self.model_id = inner.model_id
 
     def complete(
@@ -87,20 +93,20 @@ class PiiGuardedModel:
         temperature: float = 0.0,
     ) -> str:
         withheld = 0
-        system, found = self._withhold(system)
+        system, found = self._withhold(system, self.system_detector)
         withheld += found
         safe = []
         for message in messages:
-            content, found = self._withhold(message["content"])
+            content, found = self._withhold(message["content"], self.detector)
             withheld += found
             safe.append({**message, "content": content})
         if withheld:
             log.warning("personal data withheld from the model", extra={"values": withheld})
         return self.inner.complete(system, safe, max_tokens=max_tokens, temperature=temperature)
 
-    def _withhold(self, text: str) -> tuple[str, int]:
+    def _withhold(self, text: str, detector: PiiDetector) -> tuple[str, int]:
         try:
-            spans = self.detector.detect(text)
+            spans = detector.detect(text)
         except BackendUnavailable:
             raise
         except Exception as exc:

@@ -6,8 +6,14 @@ passes the identifier's own rules: the Luhn checksum and issuer prefixes for car
 the registry length for IBANs, the SSA's area/group/serial rules for SSNs, the stdlib
 ``ipaddress`` parser for IPs. Phone numbers have no checksum, so candidates are read against
 the shapes numbers are written in (country code, trunk prefix in parentheses, digit groups,
-extension) and rejected when they are dates, decimals, ZIP+4 codes or other identifiers.
-Names, addresses and other free-text entities need a model (see the Comprehend adapter).
+extension) and rejected when they are dates, decimals, ZIP+4 codes or other identifiers. A
+number with a country code must start with a calling code that exists, by Google's
+libphonenumber (``phonenumbers``; its length rules are not applied: a number written with a
+code but a digit too many or too few is still someone's number to mask). An 11-digit number
+that python-stdnum validates as a national identity number with two check digits (Brazil's
+CPF, Norway's fodselsnummer) is not read as a phone number unless the
+words around it say so. Names, addresses and other free-text entities need a model (see
+``presidio_pii`` locally, the Comprehend adapter on AWS).
 """
 
 from __future__ import annotations
@@ -16,6 +22,10 @@ import datetime as dt
 import ipaddress
 import re
 from collections.abc import Iterator
+
+import phonenumbers
+from stdnum.br import cpf
+from stdnum.no import fodselsnummer
 
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
 
@@ -230,17 +240,44 @@ def phone_number_plausible(number: str, context_says_phone: bool = False) -> boo
     groups = re.split(r"[ .-]|/ ?", local_part)
     has_prefix = country_code is not None or area_code is not None
 
+    if not has_prefix and not context_says_phone and len(digits) == 11 and _national_identity_number(digits):
+        return False  # 05828815105 or 058.288.151-05: a CPF, not a number to call
     if len(groups) == 1 and not has_prefix:
         # Eleven solid digits are a phone number with a trunk or country prefix (0..., 1...);
         # otherwise they are more often a national identity number (PESEL, CPF, fodselsnummer).
         return len(digits) == 10 or (len(digits) == 11 and digits[0] in "01") or context_says_phone
     if sum(len(group) == 1 for group in groups) > 2:
         return False
+    if len(groups[-1]) == 1:
+        return False  # a check digit on its own (ISBN-10 8105-7479-1, licence numbers); numbers end in a group
+    if country_code is not None:
+        return _possible_international_number(number)
     if has_prefix:
         return True
     if len(digits) < 9 and any(not 2 <= len(group) <= 4 for group in groups):
         return False
     return not _looks_like_other_number(groups, re.findall(r"[ .-]|/", local_part), context_says_phone)
+
+
+def _possible_international_number(number: str) -> bool:
+    """True when libphonenumber knows the calling code ``+CC`` that ``number`` starts with."""
+    # "+46 (0)8 ..." writes the national trunk prefix in parentheses; it is not dialled after the code.
+    written = number.replace("(0)", " ").replace("(", " ").replace(")", " ")
+    try:
+        parsed = phonenumbers.parse(written, None)
+    except phonenumbers.NumberParseException:
+        return False
+    reason = phonenumbers.is_possible_number_with_reason(parsed)
+    return bool(reason != phonenumbers.ValidationResult.INVALID_COUNTRY_CODE)
+
+
+def _national_identity_number(digits: str) -> bool:
+    """True for eleven digits that validate as a CPF or a fodselsnummer.
+
+    Both carry two check digits, so about one phone number in a hundred passes by chance; schemes
+    with one check digit and a birth date (PESEL, isikukood) pass one Japanese mobile number in ten.
+    """
+    return any(scheme.is_valid(digits) for scheme in (cpf, fodselsnummer))
 
 
 def _is_short_date(six_digits: str) -> bool:

@@ -1,0 +1,146 @@
+"""The local detector for names, places, organisations and nationalities: Microsoft Presidio over spaCy.
+
+Presidio's ``AnalyzerEngine`` runs with an NLP engine built here around the pinned spaCy pipeline (see
+``spacy_pipeline``), so it never calls ``spacy.cli.download``, and with a registry holding only the
+spaCy recognizer: structured identifiers are left to ``RegexPiiDetector``, which validates them.
+``LocalPiiDetector`` is the two together, the default detector of the local backend.
+
+spaCy labels dates and times too (DATE_TIME), but its precision on them is low (0.17 on pii-dev) and a
+masked date takes the timeline out of a conversation's memory, so they are not reported by default.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
+from agentmem.adapters.local.pii_regex import RegexPiiDetector
+from agentmem.adapters.local.spacy_pipeline import shared_pipeline
+from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
+from agentmem.ports.pii import PiiDetector
+
+if TYPE_CHECKING:
+    from presidio_analyzer import AnalyzerEngine
+
+PERSON = "PERSON"
+LOCATION = "LOCATION"
+ORGANIZATION = "ORGANIZATION"
+NRP = "NRP"
+DATE_TIME = "DATE_TIME"
+
+DEFAULT_NER_ENTITIES: frozenset[str] = frozenset({PERSON, LOCATION, ORGANIZATION, NRP})
+# spaCy's OntoNotes labels under Presidio's names (Presidio's own mapping).
+SPACY_TO_PRESIDIO: dict[str, str] = {
+    "PERSON": PERSON,
+    "GPE": LOCATION,
+    "LOC": LOCATION,
+    "ORG": ORGANIZATION,
+    "NORP": NRP,
+    "DATE": DATE_TIME,
+    "TIME": DATE_TIME,
+}
+_LANGUAGE = "en"
+
+_analyzer_lock = threading.Lock()
+_analyzer: AnalyzerEngine | None = None
+# spaCy's Language is not documented as safe to call from two threads at once; one NER call at a time.
+_analyze_lock = threading.Lock()
+
+
+def _build_analyzer() -> AnalyzerEngine:
+    from presidio_analyzer import AnalyzerEngine, RecognizerRegistry
+    from presidio_analyzer.nlp_engine import NerModelConfiguration, SpacyNlpEngine
+    from presidio_analyzer.predefined_recognizers import SpacyRecognizer
+
+    class PinnedSpacyNlpEngine(SpacyNlpEngine):
+        """Presidio's spaCy engine over the process's pinned pipeline: ``load`` never downloads."""
+
+        def load(self) -> None:
+            self.nlp = {_LANGUAGE: shared_pipeline()}  # type: ignore[assignment]
+
+    engine = PinnedSpacyNlpEngine(
+        models=[{"lang_code": _LANGUAGE, "model_name": "pinned"}],
+        ner_model_configuration=NerModelConfiguration(model_to_presidio_entity_mapping=dict(SPACY_TO_PRESIDIO)),
+    )
+    engine.load()
+    registry = RecognizerRegistry(supported_languages=[_LANGUAGE])
+    registry.add_recognizer(
+        SpacyRecognizer(supported_language=_LANGUAGE, supported_entities=sorted(set(SPACY_TO_PRESIDIO.values())))
+    )
+    return AnalyzerEngine(nlp_engine=engine, registry=registry, supported_languages=[_LANGUAGE])
+
+
+def shared_analyzer() -> AnalyzerEngine:
+    """The process's Presidio analyzer, built (and the spaCy pipeline loaded) on first call."""
+    global _analyzer
+    if _analyzer is not None:
+        return _analyzer
+    with _analyzer_lock:
+        if _analyzer is None:
+            _analyzer = _build_analyzer()
+        return _analyzer
+
+
+class PresidioPiiDetector:
+    """Names, places, organisations and nationalities found by Presidio's spaCy recognizer.
+
+    Construction is free; the shared analyzer is built on the first ``detect``. Spans are trimmed of
+    surrounding whitespace and punctuation spaCy sometimes includes.
+    """
+
+    def __init__(self, entities: Collection[str] = DEFAULT_NER_ENTITIES, min_score: float = 0.5) -> None:
+        unknown = set(entities) - set(SPACY_TO_PRESIDIO.values())
+        if unknown:
+            raise ValueError(f"spaCy's recognizer does not find {sorted(unknown)}")
+        self.entities = sorted(entities)
+        self.min_score = min_score
+
+    def detect(self, text: str) -> list[PiiSpan]:
+        """Spans of ``text``, sorted and not overlapping."""
+        if not text.strip():
+            return []
+        analyzer = shared_analyzer()
+        with _analyze_lock:
+            results = analyzer.analyze(text=text, language=_LANGUAGE, entities=self.entities)
+        spans = []
+        for result in results:
+            if result.score < self.min_score:
+                continue
+            start, end = _trimmed(text, result.start, result.end)
+            if start < end:
+                spans.append(PiiSpan(result.entity_type, start, end, text[start:end], result.score))
+        return resolve_overlaps(spans)
+
+
+_TRIM = " \t\r\n.,;:!?\"'()[]{}"
+
+
+def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and text[start] in _TRIM:
+        start += 1
+    while end > start and text[end - 1] in _TRIM:
+        # A closing bracket or the period of an initial ("Faina D.") stays when it belongs to the name.
+        if text[end - 1] == "." and end - start >= 2 and text[end - 2].isupper() and (
+            end - start == 2 or not text[end - 3].isalpha()
+        ):
+            break
+        end -= 1
+    return start, end
+
+
+class LocalPiiDetector:
+    """The local backend's detector: validated structured identifiers, then names and places.
+
+    A name or place that overlaps a structured identifier is dropped (an e-mail address is not an
+    organisation), so what the validators found is always masked with its own type.
+    """
+
+    def __init__(self, structured: PiiDetector | None = None, ner: PiiDetector | None = None) -> None:
+        self.structured = structured if structured is not None else RegexPiiDetector()
+        self.ner = ner if ner is not None else PresidioPiiDetector()
+
+    def detect(self, text: str) -> list[PiiSpan]:
+        """Spans of ``text``, sorted and not overlapping."""
+        structured = self.structured.detect(text)
+        return resolve_overlaps([*structured, *drop_overlapping(self.ner.detect(text), structured)])
