@@ -20,8 +20,9 @@ from agentmem.ports.embedder import Embedder
 from agentmem.ports.items import Item, ItemStore, OwnerKind, vector_owner
 from agentmem.ports.vectors import VectorIndex, VectorItem, VectorQuery
 
-# How many nearest vectors a semantic search reads before the namespace prefix and filter narrow them.
-SEARCH_CANDIDATES = 200
+# How many nearest vectors a semantic search reads before the namespace prefix and filter narrow them
+# (S3 Vectors' top-k limit).
+SEARCH_CANDIDATES = 100
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,8 @@
 """How agentmem's vectors are laid out in Amazon S3 Vectors: one definition for the CDK app and the adapter.
 
 A tenant in `s3vectors` mode owns one vector bucket (SSE-KMS with the tenant's key) holding one index
-per kind of vector (`<tenant>-lesson`, `<tenant>-fact`, `<tenant>-turn`), so IAM can confine a tenant's
-roles to its own index ARNs and a query never scans another kind.
+per kind of vector (`<tenant>-lesson`, `<tenant>-fact`, `<tenant>-turn`, `<tenant>-item`), so IAM can
+confine a tenant's roles to its own index ARNs and a query never scans another kind.
 
 Each vector's key is `<owner>/<item>` (both percent-encoded, so the key is unambiguous): putting the
 same key again replaces the vector in place. Its metadata:
