@@ -21,7 +21,7 @@ from agentmem.wiring import get_services
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
 from aws_lambda_powertools.event_handler.router import Router
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 MAX_VALUE_BYTES = 64_000
 MAX_DEPTH = 10
@@ -42,7 +42,7 @@ class PutItemRequest(_Body):
     namespace: list[Label] = Field(max_length=MAX_DEPTH, description="Labels below the owner, e.g. [\"memories\"]")
     key: str = Field(min_length=1, max_length=512)
     value: dict[str, Any]
-    index: bool | list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
+    index: StrictBool | list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
         default=True, description="Embed the value's text for search (true), not at all (false), or these fields"
     )
 
@@ -51,8 +51,8 @@ class SearchItemsRequest(_Body):
     namespace_prefix: list[Label] = Field(default_factory=list, alias="namespacePrefix", max_length=MAX_DEPTH)
     query: str | None = Field(default=None, max_length=4000, description="Rank by similarity to this text")
     filter: dict[str, Any] | None = Field(default=None, description="Top-level fields the value must equal")
-    limit: int = Field(default=10, ge=1, le=100)
-    offset: int = Field(default=0, ge=0, le=1000)
+    limit: StrictInt = Field(default=10, ge=1, le=100)
+    offset: StrictInt = Field(default=0, ge=0, le=1000)
 
 
 def items() -> ItemService:
