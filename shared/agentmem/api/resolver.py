@@ -138,6 +138,8 @@ SUCCESS_STATUS: dict[tuple[str, str], int] = {
     ("delete", "/v1/users/{userId}/facts/{factId}"): 204,
     ("delete", "/v1/users/{userId}"): 204,
     ("delete", "/v1/agents/{agentId}/personal-data"): 204,
+    ("delete", "/v1/users/{userId}/items"): 204,
+    ("delete", "/v1/agents/{agentId}/items"): 204,
 }
 # Operations that exist only to refuse: MCP's stateless endpoint opens no stream and has no session.
 REFUSING_OPERATIONS: dict[tuple[str, str], str] = {
