@@ -299,7 +299,7 @@ def main() -> int:
     print(f"throughput: {answered / elapsed:.0f} answered requests/s ({answered} in {elapsed:.0f} s)")
     for route, samples in sorted(results.latency.items()):
         ms = sorted(s * 1000 for s in samples)
-        q = statistics.quantiles(ms, n=100) if len(ms) > 1 else [ms[0]] * 99
+        q = statistics.quantiles(ms, n=100, method="inclusive") if len(ms) > 1 else [ms[0]] * 99
         print(f"  {route:<9} n={len(ms):>6}  {len(ms) / elapsed:6.1f}/s  "
               f"p50 {q[49]:7.2f} ms  p95 {q[94]:7.2f} ms  p99 {q[98]:7.2f} ms")
     print("answers by route and status:")
@@ -307,7 +307,7 @@ def main() -> int:
         print(f"  {name:<24} {count}")
     if results.probe:
         probe_ms = sorted(results.probe)
-        p95 = statistics.quantiles(probe_ms, n=20)[18] if len(probe_ms) > 1 else probe_ms[0]
+        p95 = statistics.quantiles(probe_ms, n=20, method="inclusive")[18] if len(probe_ms) > 1 else probe_ms[0]
         print(f"feedback-to-retrievable under load: p50 {statistics.median(probe_ms):.2f} s, p95 {p95:.2f} s, "
               f"max {probe_ms[-1]:.2f} s (n={len(probe_ms)}; not served within 30 s: {results.probe_lost})")
     print(f"acknowledged: {len(results.runs)} runs, {len(results.feedback_answers)} feedback keys, "

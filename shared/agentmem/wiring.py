@@ -208,6 +208,14 @@ def build_services(
             from agentmem.adapters.aws.bedrock_embedder import BedrockEmbedder
 
             embedder = BedrockEmbedder(settings.embedding_model_id, settings.embedding_dimension)
+        if lexical is None:
+            from agentmem.adapters.aws.opensearch_index import OpenSearchVectorIndex
+
+            # OpenSearch has a keyword side (a `text` field, BM25); S3 Vectors has none: vector-only recall.
+            if isinstance(vectors, OpenSearchVectorIndex):
+                from agentmem.adapters.aws.opensearch_lexical import OpenSearchLexicalIndex
+
+                lexical = OpenSearchLexicalIndex.beside(vectors)
         if bus is None:
             from agentmem.adapters.aws.eventbridge_bus import EventBridgeBus
 

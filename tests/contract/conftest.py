@@ -150,6 +150,28 @@ def opensearch_index(aws_credentials: None, opensearch_server: FakeOpenSearchSer
     return index
 
 
+# Lexical index
+
+
+@pytest.fixture(params=["local", "opensearch"])
+def lexical_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """LocalBm25Index, and OpenSearchLexicalIndex against the fake server (S3 Vectors has no keyword side)."""
+    if request.param == "local":
+        from agentmem.adapters.local.bm25_index import LocalBm25Index
+
+        index = LocalBm25Index(tmp_path / "lexical.db")
+        yield index
+        index.close()
+    else:
+        from agentmem.adapters.aws.opensearch_lexical import OpenSearchLexicalIndex
+
+        request.getfixturevalue("aws_credentials")
+        server = request.getfixturevalue("opensearch_server")
+        lexical = OpenSearchLexicalIndex(COLLECTION_ENDPOINT, INDEX_NAME)
+        server.mount_on(lexical._index.client)
+        yield lexical
+
+
 # The tenants the contract suite writes vectors for: each gets its indexes, as its stack would create them.
 S3VECTORS_TENANTS = ("acme", "globex")
 S3VECTORS_BUCKET = "agentmem-contract-vectors"

@@ -10,7 +10,15 @@ by executing what they ask over documents held in memory:
 - `POST /{index}/_search`: a `knn` query (exact cosine over the stored
   vectors, its `filter` applied before the top k are chosen, scored the way
   faiss scores `innerproduct`), or a `bool` filter query with `sort` and
-  `search_after`; clauses `term`, `terms`, `range`.
+  `search_after`; clauses `term`, `terms`, `range`, and `match` on a `text`
+  field (in `must`), scored with Lucene's BM25 (k1 1.2, b 0.75, no (k1+1)
+  numerator, as in Lucene 8+): idf from the document frequency over every
+  document of the index with the field (OpenSearch's statistics are per
+  index/shard, not per filter), term frequency and the document's length
+  against the average. Two simplifications, both documented here as a double's:
+  exact lengths (Lucene stores them lossily in one byte), and the standard
+  analyzer approximated by a regex (runs of word characters, joined by `.` or
+  an apostrophe, lower-cased) where Lucene applies Unicode word segmentation.
 
 Every document and query is checked against the index mapping that
 CloudFormation creates (`vector_mapping.index_body`): `dynamic: strict`, the
@@ -24,6 +32,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -180,6 +190,10 @@ class FakeOpenSearchServer(BaseAdapter):
             scored = self._knn(index, query["knn"])
         else:
             scored = [(doc_id, 0.0) for doc_id, doc in index.docs.items() if _matches(index.mapping, doc, query)]
+            matches = _match_clauses(index.mapping, query)
+            if matches:
+                scored = [(doc_id, _bm25(index, index.docs[doc_id], matches)) for doc_id, _ in scored]
+                scored.sort(key=lambda s: -s[1])
         sort_values: dict[str, list[Any]] = {}
         if "sort" in body:
             if "knn" in query:
@@ -293,7 +307,52 @@ def _matches(mapping: dict[str, Any], doc: dict[str, Any], query: dict[str, Any]
         if set(value) - set(checks):
             raise BadRequest(400, "parsing_exception", f"range keys {sorted(value)} are not handled")
         return all(checks[k] for k in value)
+    if kind == "match":
+        if field_type != "text":
+            raise BadRequest(400, "query_shard_exception", f"the fake matches only text fields, not [{name}]")
+        if set(value) - {"query"}:
+            raise BadRequest(400, "parsing_exception", f"match keys {sorted(value)} are not handled")
+        return bool(set(_analyse(doc.get(name, ""))) & set(_analyse(value["query"])))
     raise BadRequest(400, "parsing_exception", f"query [{kind}] is not handled by the fake")
+
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+_TOKEN = re.compile(r"\w+(?:[.'\u2019]\w+)*")
+
+
+def _analyse(text: str) -> list[str]:
+    """The standard analyzer, approximately: word tokens, lower-cased; no stop words, no stemming."""
+    return [token.lower() for token in _TOKEN.findall(text)]
+
+
+def _match_clauses(mapping: dict[str, Any], query: dict[str, Any]) -> list[tuple[str, str]]:
+    """The `(field, query text)` of each `match` in a bool's `must` (the scoring clauses)."""
+    ((kind, spec),) = query.items()
+    if kind == "match":
+        ((name, value),) = spec.items()
+        return [(name, value["query"])]
+    if kind != "bool":
+        return []
+    return [m for clause in _as_list(spec.get("must", [])) for m in _match_clauses(mapping, clause)]
+
+
+def _bm25(index: FakeIndex, doc: dict[str, Any], matches: list[tuple[str, str]]) -> float:
+    score = 0.0
+    for name, text in matches:
+        with_field = [_analyse(d[name]) for d in index.docs.values() if name in d]
+        count = len(with_field)
+        average = sum(len(t) for t in with_field) / count
+        terms = _analyse(doc.get(name, ""))
+        for term in _analyse(text):
+            frequency = terms.count(term)
+            if not frequency:
+                continue
+            df = sum(1 for t in with_field if term in t)
+            idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
+            norm = BM25_K1 * (1 - BM25_B + BM25_B * len(terms) / average)
+            score += idf * frequency / (frequency + norm)
+    return score
 
 
 def _as_list(value: Any) -> list[Any]:

@@ -16,7 +16,8 @@ def test_index_body_has_the_vector_and_the_filter_fields_only() -> None:
     body = index_body(1024)
     properties = body["mappings"]["properties"]
 
-    assert set(properties) == {VECTOR_FIELD, "createdAt", *KEYWORD_FIELDS}
+    assert set(properties) == {VECTOR_FIELD, "createdAt", "text", *KEYWORD_FIELDS}
+    assert properties["text"] == {"type": "text", "analyzer": "standard"}
     assert set(KEYWORD_FIELDS) == {"tenant", "agentId", "userId", "kind", "memoryId"}
     assert all(properties[name] == {"type": "keyword"} for name in KEYWORD_FIELDS)
     assert properties["createdAt"] == {"type": "date"}
@@ -33,9 +34,10 @@ def test_the_vector_field_is_an_hnsw_faiss_inner_product_of_the_given_dimension(
     assert vector["method"]["space_type"] == "innerproduct"
 
 
-def test_no_field_can_hold_memory_text() -> None:
-    types = {p["type"] for p in index_body(1024)["mappings"]["properties"].values()}
-    assert not types & {"text", "match_only_text", "wildcard"}
+def test_only_the_keyword_side_text_field_can_hold_memory_text() -> None:
+    properties = index_body(1024)["mappings"]["properties"]
+    text_fields = {name for name, p in properties.items() if p["type"] in {"text", "match_only_text", "wildcard"}}
+    assert text_fields == {"text"}
 
 
 @pytest.mark.parametrize("dimension", [0, -1, 16_001])

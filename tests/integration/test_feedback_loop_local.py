@@ -378,10 +378,11 @@ def test_a_disabled_agents_retrieve_records_no_input_text(app, call):
         assert not db.execute("SELECT 1 FROM runs WHERE input LIKE '%trail magic%'").fetchall()
 
 
+# Three different points (near-duplicates would be folded into one bullet: see the grouping tests).
 LONG_COMMENTS = [
     "'Trail magic' is our idiom; never flag it. " + "Read the whole style guide before flagging anything. " * 12,
-    "Keep 'trail magic' as it is: it is the brand's own phrase. " + "Our voice is warm and plain. " * 12,
-    "Do not flag 'trail magic moments'; editors chose them. " + "Quote the flagged words exactly. " * 12,
+    "Sentences over thirty words lose readers; split them. " + "Our voice is warm and plain. " * 12,
+    "Report the number of flags at the top of the audit. " + "Group the flags by section. " * 12,
 ]
 
 
@@ -413,3 +414,56 @@ def test_lessons_in_the_answer_the_run_and_the_counts_are_exactly_those_in_the_m
     counts = {m.memory_id: m.injected_count for m in store.get_memories(app.settings.tenant, "auditor", made)}
     # Once by the 4,000-token retrieve (all three), once more by this one (only the kept ones).
     assert counts == {memory_id: 2 if memory_id in kept else 1 for memory_id in made}
+
+
+AGREEING = [  # three editors, one point, in their own words (MiniLM cosine of the comments >= 0.81)
+    COMMENT,
+    "Do not flag 'trail magic': it is our own brand idiom and we use it deliberately.",
+    "'Trail magic' is intentional brand language, not a cliche; leave it alone.",
+]
+
+
+def test_near_duplicate_lessons_are_injected_as_one_bullet_naming_its_editors(app, call):
+    made = [run_with_feedback(call, app, comment=c)[1]["memoryId"] for c in AGREEING]
+    app.worker.drain()
+    answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]
+    system = answer["messages"][0]["content"]
+    assert system.count("\n- ") == 1 and "(given by 3 editors)" in system
+    # Every member was injected: listed, recorded on the run and counted; all name the bullet's lesson.
+    assert sorted(lesson["memoryId"] for lesson in answer["lessons"]) == sorted(made)
+    assert {lesson["groupId"] for lesson in answer["lessons"]} == {answer["lessons"][0]["memoryId"]}
+    assert answer["lessons"][0]["text"] in system
+    assert sorted(app.services.memory.get_run("auditor", answer["runId"]).injected_memory_ids) == sorted(made)
+    store = app.services.memory.store
+    assert {m.injected_count for m in store.get_memories(app.settings.tenant, "auditor", made)} == {1}
+
+
+def test_comparing_lessons_again_on_a_repeated_retrieve_costs_no_model_call(app, call, minilm):
+    for comment in AGREEING:
+        run_with_feedback(call, app, comment=comment)
+    app.worker.drain()
+    first = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]
+    before = minilm.texts_encoded
+    again = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]
+    assert minilm.texts_encoded == before and again["messages"] == first["messages"]
+
+
+def test_deleting_one_member_of_a_group_leaves_the_rest(app, call):
+    made = [run_with_feedback(call, app, comment=c)[1]["memoryId"] for c in AGREEING]
+    app.worker.drain()
+    assert call("DELETE", f"/v1/agents/auditor/memories/{made[0]}")[0] == 204
+    answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]
+    assert sorted(lesson["memoryId"] for lesson in answer["lessons"]) == sorted(made[1:])
+    assert "(given by 2 editors)" in answer["messages"][0]["content"]
+
+
+def test_a_thumbs_up_and_a_newer_thumbs_down_on_near_identical_text_inject_only_the_newer(app, call):
+    _, older = run_with_feedback(call, app, rating="up", comment="Good catch: flagging 'trail magic' is right.")
+    _, newer = run_with_feedback(call, app, rating="down", comment=COMMENT)
+    app.worker.drain()
+    answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]
+    assert [lesson["memoryId"] for lesson in answer["lessons"]] == [newer["memoryId"]]
+    system = answer["messages"][0]["content"]
+    assert "Mistakes to avoid" in system and "Validated patterns" not in system
+    run = app.services.memory.get_run("auditor", answer["runId"])
+    assert run.injected_memory_ids == [newer["memoryId"]] and older["memoryId"] not in run.injected_memory_ids

@@ -45,8 +45,10 @@ EMAIL = "ana.lopez@example.com"
 
 
 class AwsWorld:
-    def __init__(self, app: LocalApp, queue_url: str, recorder: RecordingModel):
+    def __init__(self, app: LocalApp, queue_url: str, recorder: RecordingModel,
+                 opensearch: FakeOpenSearchServer | None = None):
         self.app = app
+        self.opensearch = opensearch
         self.call = LocalCaller(app)
         self.queue_url = queue_url
         self.recorder = recorder
@@ -112,13 +114,15 @@ def _aws_world(minilm) -> AwsWorld:
                              event_bus_name=BUS,
                              kms_key_arn=key_arn, hmac_key_arn=hmac_arn, enabled_agents=["assistant"])
     vectors = OpenSearchVectorIndex(COLLECTION_ENDPOINT, INDEX_NAME, dimension=minilm.dimension)
-    FakeOpenSearchServer(INDEX_NAME, minilm.dimension).mount_on(vectors.client)
+    opensearch = FakeOpenSearchServer(INDEX_NAME, minilm.dimension)
+    opensearch.mount_on(vectors.client)
     recorder = RecordingModel(OfflineRuleModel())
     services = build_services(settings, vectors=vectors, embedder=minilm, llm=recorder)
     assert services.conversations is not None
     services.conversations.detector = RegexPiiDetector()
     set_services(services)
-    return AwsWorld(LocalApp(settings, services, worker=None), queue_url, recorder)  # type: ignore[arg-type]
+    return AwsWorld(LocalApp(settings, services, worker=None), queue_url, recorder,  # type: ignore[arg-type]
+                    opensearch)
 
 
 def test_turns_consolidate_into_dynamodb_and_facts_are_recalled_through_opensearch(world):
@@ -164,6 +168,28 @@ def test_past_turns_are_recalled_through_the_opensearch_vectors_and_the_dynamodb
     status, answer = world.call("POST", "/v1/agents/assistant/retrieve",
                                 {"input": "Where are we going hiking?", "userId": USER, "threadId": "t9"})
     assert status == 200 and answer["recalled"] == []
+
+
+def test_turns_get_a_masked_keyword_side_in_opensearch_that_recall_queries_and_erase_removes(world):
+    world.say_many("trip", "We are planning a hiking trip to the Dolomites in July.",
+                   f"Send the tent receipt to {EMAIL}.")
+    world.say_many("chores", "The dishwasher needs a new filter.")
+    docs = world.opensearch.indexes[INDEX_NAME].docs.values()
+    keyword_docs = [d for d in docs if d["kind"] == "turn.text"]
+    assert len(keyword_docs) == 3 and all("vector" not in d and d["userId"] == USER for d in keyword_docs)
+    assert any("Dolomites" in d["text"] for d in keyword_docs)
+    assert not any(EMAIL in d["text"] for d in keyword_docs)
+
+    before = len(world.opensearch.requests)
+    status, answer = world.call("POST", "/v1/agents/assistant/retrieve",
+                                {"input": "Dolomites", "userId": USER, "threadId": "t9"})
+    assert status == 200 and answer["degraded"] == []
+    assert (answer["recalled"][0]["threadId"], answer["recalled"][0]["seq"]) == ("trip", 1)
+    searches = [r.body.decode() for r in world.opensearch.requests[before:] if r.url.endswith("/_search")]
+    assert any('"match"' in body and "Dolomites" in body for body in searches)
+
+    assert world.call("DELETE", f"/v1/users/{USER}")[0] == 204
+    assert not [d for d in world.opensearch.indexes[INDEX_NAME].docs.values() if d["kind"] == "turn.text"]
 
 
 def test_the_user_edit_is_conditional_on_the_version_in_dynamodb(world):

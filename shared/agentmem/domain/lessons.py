@@ -7,7 +7,7 @@ that is lost, never the comment. The digest is what gets embedded.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agentmem.domain.errors import InvalidInput
@@ -17,6 +17,9 @@ SECONDS_PER_DAY = 86_400.0
 LESSONS_HEADING = "Lessons from past runs"
 NAMED_IMPORTANCE = ("important", "unimportant", "neutral")
 IMPORTANCE_RANGE = (0.0, 2.0)
+# Two lessons whose `comparison_text` is at least this similar (MiniLM cosine) are one lesson;
+# measured in docs/duplicate-threshold.md.
+DUPLICATE_THRESHOLD = 0.45
 
 
 def build_digest(comment: str | None, output: str | None, input_text: str, max_chars: int) -> str:
@@ -39,6 +42,18 @@ def build_digest(comment: str | None, output: str | None, input_text: str, max_c
     if max_chars <= 1:
         return digest[:max_chars]
     return _without_cut_token(digest[: max_chars - 1]).rstrip() + "…"
+
+
+def comparison_text(digest: str) -> str:
+    """What two lessons are compared by to find near-duplicates: the editor's words, else the whole digest.
+
+    The run's input and output differ from run to run even when editors say the same thing, so they
+    would hide agreement (docs/duplicate-threshold.md measures both).
+    """
+    for line in digest.splitlines():
+        if line.startswith("Editor: "):
+            return line.removeprefix("Editor: ").strip()
+    return digest
 
 
 def _without_cut_token(text: str) -> str:
@@ -113,10 +128,90 @@ def rank_lessons(
     return eligible[:top_k]
 
 
-def format_lessons(lessons: Sequence[ScoredLesson]) -> str | None:
+@dataclass(frozen=True)
+class LessonGroup:
+    """Near-duplicate lessons of one rating, shown as one bullet.
+
+    `lesson` is the best-scored member (its text is the bullet's, its score the group's);
+    `members` are all of them, best first; `overruled` are the older lessons of the opposite
+    rating on near-identical text that this group's newer members outvoted (never injected).
+    """
+
+    lesson: ScoredLesson
+    members: tuple[ScoredLesson, ...]
+    overruled: tuple[ScoredLesson, ...] = ()
+
+    @property
+    def editors(self) -> int:
+        return len(self.members)
+
+
+def group_lessons(
+    ranked: Sequence[ScoredLesson],
+    similarity: Callable[[str, str], float],
+    *,
+    duplicate_threshold: float,
+    top_k: int,
+) -> list[LessonGroup]:
+    """Fold near-duplicate lessons into groups and keep the best `top_k` groups.
+
+    Two lessons are near-duplicates when `similarity(a, b) >= duplicate_threshold`.
+    - Opposite ratings on near-identical text are a conflict: the newer lesson wins, the older
+      one is overruled (not injected). Lessons are visited newest first, so an overruled lesson
+      overrules nothing itself.
+    - The remaining lessons of one rating are grouped by single link (a chain of near-duplicates
+      is one group). A group ranks by its best member's score (ties: newer first).
+    `ranked` is what `rank_lessons` returned (eligible lessons, best first, uncut).
+    """
+    newest_first = sorted(ranked, key=lambda s: (-s.memory.created_at, s.memory.memory_id))
+    overruled_by: dict[str, str] = {}
+    for winner in newest_first:
+        wid = winner.memory.memory_id
+        if wid in overruled_by:
+            continue
+        for older in newest_first:
+            oid = older.memory.memory_id
+            if (
+                older.memory.created_at <= winner.memory.created_at
+                and oid != wid
+                and oid not in overruled_by
+                and older.memory.rating != winner.memory.rating
+                and similarity(wid, oid) >= duplicate_threshold
+            ):
+                overruled_by[oid] = wid
+    alive = [s for s in ranked if s.memory.memory_id not in overruled_by]
+    parent = {s.memory.memory_id: s.memory.memory_id for s in alive}
+
+    def root(item: str) -> str:
+        while parent[item] != item:
+            parent[item] = parent[parent[item]]
+            item = parent[item]
+        return item
+
+    for i, a in enumerate(alive):
+        for b in alive[i + 1 :]:
+            if a.memory.rating == b.memory.rating and similarity(a.memory.memory_id, b.memory.memory_id) >= (
+                duplicate_threshold
+            ):
+                parent[root(b.memory.memory_id)] = root(a.memory.memory_id)
+    members: dict[str, list[ScoredLesson]] = {}
+    for s in alive:  # `alive` is best first, so each group's list is too
+        members.setdefault(root(s.memory.memory_id), []).append(s)
+    by_id = {s.memory.memory_id: s for s in ranked}
+    groups = []
+    for group in members.values():
+        ids = {s.memory.memory_id for s in group}
+        lost = tuple(by_id[o] for o, w in overruled_by.items() if w in ids)
+        groups.append(LessonGroup(group[0], tuple(group), lost))
+    groups.sort(key=lambda g: (-g.lesson.score, -g.lesson.memory.created_at, g.lesson.memory.memory_id))
+    return groups[:top_k]
+
+
+def format_lessons(lessons: Sequence[ScoredLesson], editors: Mapping[str, int] | None = None) -> str | None:
     """The system message that shows lessons to an agent, or None when there are none.
 
-    👍 lessons are validated patterns to keep; 👎 lessons are mistakes to avoid.
+    👍 lessons are validated patterns to keep; 👎 lessons are mistakes to avoid. `editors` maps a
+    group's shown lesson to how many editors gave it; a bullet given by more than one says so.
     """
     if not lessons:
         return None
@@ -126,12 +221,18 @@ def format_lessons(lessons: Sequence[ScoredLesson]) -> str | None:
     if avoid:
         lines.append("")
         lines.append("Mistakes to avoid (👎):")
-        lines.extend(f"- {_one_line(s.memory)}" for s in avoid)
+        lines.extend(_bullet(s, editors) for s in avoid)
     if keep:
         lines.append("")
         lines.append("Validated patterns to keep (👍):")
-        lines.extend(f"- {_one_line(s.memory)}" for s in keep)
+        lines.extend(_bullet(s, editors) for s in keep)
     return "\n".join(lines)
+
+
+def _bullet(lesson: ScoredLesson, editors: Mapping[str, int] | None) -> str:
+    count = (editors or {}).get(lesson.memory.memory_id, 1)
+    said = f" (given by {count} editors)" if count > 1 else ""
+    return f"- {_one_line(lesson.memory)}{said}"
 
 
 def lesson_text(memory: Memory) -> str:

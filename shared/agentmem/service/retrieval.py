@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
 
 from agentmem.domain.errors import BackendUnavailable
-from agentmem.domain.lessons import SECONDS_PER_DAY, Candidate, format_lessons, lesson_text, rank_lessons
+from agentmem.domain.lessons import (
+    DUPLICATE_THRESHOLD,
+    SECONDS_PER_DAY,
+    Candidate,
+    LessonGroup,
+    comparison_text,
+    format_lessons,
+    group_lessons,
+    lesson_text,
+    rank_lessons,
+)
 from agentmem.domain.models import ScoredLesson
 from agentmem.domain.packing import HistoryTurn, RecalledLine, pack_context
 from agentmem.domain.timestamps import iso_utc
@@ -75,7 +86,7 @@ class RetrievalService:
         enabled = self.memory.is_enabled(agent_id)
         degraded: list[str] = []
         query_vector: np.ndarray | None = None
-        lessons: list[ScoredLesson] = []
+        groups: list[LessonGroup] = []
 
         # Personal data never reaches the embedder or the run record: tokens of the run's subject
         # (the user, or the agent's own subject without one) stand in for it.
@@ -88,7 +99,7 @@ class RetrievalService:
                 degraded.append(exc.part)
         if enabled and query_vector is not None:
             try:
-                lessons = self._lessons(agent_id, query_vector, top_k or settings.top_k)
+                groups = self._lessons(agent_id, query_vector, top_k or settings.top_k)
             except BackendUnavailable as exc:
                 degraded.append(exc.part)
 
@@ -100,8 +111,10 @@ class RetrievalService:
         counter = get_token_counter()
         packed = pack_context(
             budget=token_budget,
-            lessons=[lesson_text(s.memory) for s in lessons],
-            render_lessons=lambda kept: format_lessons([lessons[i] for i in kept]) or "",
+            lessons=[_group_text(g) for g in groups],
+            render_lessons=lambda kept: format_lessons(
+                [groups[i].lesson for i in kept], {g.lesson.memory.memory_id: g.editors for g in groups}
+            ) or "",
             profile=user.profile,
             facts=[f["text"] for f in user.facts],
             recalled=[RecalledLine(t.thread_id, t.seq, recalled_line(t)) for t in user.recalled],
@@ -110,9 +123,12 @@ class RetrievalService:
             history=user.history,
             counter=counter,
         )
-        # Exactly the lessons in `messages`: the answer, the run and the injection counts agree.
-        kept_lessons = lessons[: packed.kept_lesson_count]
-        injected = [s.memory.memory_id for s in kept_lessons]
+        # Exactly the lessons in `messages`: the answer, the run and the injection counts agree. A kept
+        # group's bullet carries every member (each editor's lesson was injected); overruled lessons
+        # of a conflict are not in the message, so they are neither listed nor counted.
+        kept_groups = groups[: packed.kept_lesson_count]
+        kept_lessons = [(g, m) for g in kept_groups for m in g.members]
+        injected = [m.memory.memory_id for _, m in kept_lessons]
         run = self.memory.record_run(
             agent_id, input_text if enabled else "", user_id=user_id, thread_id=thread_id,
             injected_memory_ids=injected, masked=True,
@@ -128,7 +144,7 @@ class RetrievalService:
         return {
             "runId": run.run_id,
             "memory": "enabled" if enabled else "disabled",
-            "lessons": [_lesson_json(s) for s in kept_lessons],
+            "lessons": [_lesson_json(m, g) for g, m in kept_lessons],
             "profile": user.profile if packed.kept_profile else None,
             "facts": user.facts[: packed.kept_fact_count],
             "recalled": [user.recalled[i].as_json() for i in packed.kept_recalled],
@@ -138,7 +154,7 @@ class RetrievalService:
             "degraded": sorted(set(degraded)),
         }
 
-    def _lessons(self, agent_id: str, query_vector: np.ndarray, top_k: int) -> list[ScoredLesson]:
+    def _lessons(self, agent_id: str, query_vector: np.ndarray, top_k: int) -> list[LessonGroup]:
         settings = self.memory.settings
         now = self.memory.clock()
         hits = self.memory.vectors.search(
@@ -157,17 +173,43 @@ class RetrievalService:
             return []
         similarity = {h.item_id: h.similarity for h in hits}
         records = self.memory.store.get_memories(settings.tenant, agent_id, list(similarity))
-        return rank_lessons(
+        ranked = rank_lessons(
             [Candidate(m, similarity[m.memory_id]) for m in records],
             threshold=threshold,
             max_age_days=settings.max_memory_age_days,
-            top_k=top_k,
+            top_k=len(records),
             now=now,
         )
+        return group_lessons(
+            ranked, self._digest_similarity(ranked), duplicate_threshold=DUPLICATE_THRESHOLD, top_k=top_k
+        )
+
+    def _digest_similarity(self, ranked: list[ScoredLesson]) -> Callable[[str, str], float]:
+        """Cosine similarity between two candidates' editor comments (`comparison_text`).
+
+        The index holds digest vectors and returns none, so the eligible lessons' comments are embedded
+        here: the local embedder's cache is keyed by the exact text, so a lesson seen by an earlier
+        retrieve costs a lookup, not a model call.
+        """
+        if len(ranked) < 2:
+            return lambda a, b: 0.0
+        texts = [comparison_text(s.memory.digest) for s in ranked]
+        vectors = np.asarray(self.memory.embedder.embed(texts), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        unit = vectors / np.where(norms == 0, 1.0, norms)
+        cosine = unit @ unit.T
+        row = {s.memory.memory_id: i for i, s in enumerate(ranked)}
+        return lambda a, b: float(cosine[row[a], row[b]])
 
 
-def _lesson_json(s: ScoredLesson) -> dict[str, Any]:
+def _group_text(group: LessonGroup) -> str:
+    text = lesson_text(group.lesson.memory)
+    return f"{text} (given by {group.editors} editors)" if group.editors > 1 else text
+
+
+def _lesson_json(s: ScoredLesson, group: LessonGroup) -> dict[str, Any]:
     return {
+        "groupId": group.lesson.memory.memory_id,
         "memoryId": s.memory.memory_id,
         "rating": s.memory.rating,
         "text": lesson_text(s.memory),

@@ -37,6 +37,7 @@ from agentmem.adapters.aws.lazy import LazyClient
 from agentmem.adapters.aws.vector_mapping import (
     CREATED_AT_FIELD,
     SPACE_TYPE,
+    TEXT_KIND_SUFFIX,
     VECTOR_FIELD,
     similarity_from_score,
 )
@@ -51,6 +52,8 @@ FIELD_KIND = "kind"
 FIELD_ITEM = "memoryId"  # the item's id, whatever its kind (a lesson's memory id, a fact's id)
 # The owner of a vector is an agent for lessons and a user for everything else.
 OWNER_FIELD: dict[str, str] = {"lesson": "agentId", "fact": "userId", "turn": "userId"}
+# A kind's keyword documents (opensearch_lexical) have the same owner field.
+OWNER_FIELD.update({kind + TEXT_KIND_SUFFIX: field for kind, field in list(OWNER_FIELD.items())})
 BULK_CHUNK = 100  # documents per bulk request: ~1 MB at 1024 dimensions
 LOOKUP_PAGE = 500
 MAX_LOOKUP_IDS = 500  # item ids per `terms` filter

@@ -4,9 +4,13 @@ One definition, read by the CDK app (which creates the index at deploy time)
 and by the AWS vector adapter (which writes and queries it), so the two cannot
 disagree about a field name or the distance function.
 
-The index holds vectors, ids and filter fields only. The memory text stays in
-the tenant's DynamoDB table under the tenant's key; a search returns ids, and
-the caller reads the text from the table.
+The index holds vectors, ids and filter fields, and one `text` field: the
+keyword side of turn recall (`opensearch_lexical`) stores each turn's
+already-masked text there, analysed by the `standard` analyzer, so a `match`
+query scores it with OpenSearch's BM25. Those keyword documents carry no
+vector, and their `kind` is the turn kind plus `TEXT_KIND_SUFFIX`, so the
+vector adapter never sees them. Other memory text stays in the tenant's
+DynamoDB table; a search returns ids, and the caller reads the text there.
 """
 
 from __future__ import annotations
@@ -18,6 +22,11 @@ VECTOR_FIELD = "vector"
 # tenant, agent or user with a `term` filter before the k-NN step.
 KEYWORD_FIELDS: tuple[str, ...] = ("tenant", "agentId", "userId", "kind", "memoryId")
 CREATED_AT_FIELD = "createdAt"
+# Full text, for the keyword side: tokenised, lower-cased (the standard analyzer), BM25-scored.
+TEXT_FIELD = "text"
+TEXT_ANALYZER = "standard"
+# Appended to a kind for its keyword documents ("turn" -> "turn.text").
+TEXT_KIND_SUFFIX = ".text"
 
 # Embedding vectors are L2-normalised before they are written, so the inner
 # product equals the cosine similarity; faiss supports `innerproduct` on every
@@ -54,13 +63,14 @@ def index_body(dimension: int) -> dict[str, Any]:
             },
         },
         CREATED_AT_FIELD: {"type": "date"},
+        TEXT_FIELD: {"type": "text", "analyzer": TEXT_ANALYZER},
     }
     for name in KEYWORD_FIELDS:
         properties[name] = {"type": "keyword"}
     return {
         "settings": {"index": {"knn": True, "knn.algo_param.ef_search": EF_SEARCH}},
         # `dynamic: strict` rejects a document carrying any other field, so
-        # memory text can never slip into the index by accident.
+        # memory text can only enter through the one `text` field.
         "mappings": {"dynamic": "strict", "properties": properties},
     }
 
