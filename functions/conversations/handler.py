@@ -23,6 +23,7 @@ MAX_TURN_CHARS = 32_000
 MAX_TURNS_PER_REQUEST = 50
 MAX_UNMASK_CHARS = 100_000
 PROFILE_ROUTES = "functions.conversations.profile_routes"
+ITEM_ROUTES = "functions.conversations.item_routes"
 
 router = Router()
 
@@ -157,6 +158,8 @@ def _routers() -> list[Router]:
     found = [router]
     if importlib.util.find_spec(PROFILE_ROUTES) is not None:
         found.append(importlib.import_module(PROFILE_ROUTES).router)
+    if importlib.util.find_spec(ITEM_ROUTES) is not None:
+        found.append(importlib.import_module(ITEM_ROUTES).router)
     return found
 
 

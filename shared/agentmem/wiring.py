@@ -28,6 +28,7 @@ from agentmem.ports.vectors import VectorIndex
 from agentmem.service.consolidation import ConsolidationService
 from agentmem.service.conversations import ConversationService
 from agentmem.service.facts import FactService
+from agentmem.service.items import ItemService
 from agentmem.service.memory import MemoryService
 from agentmem.service.profiles import ProfileService
 from agentmem.service.retrieval import RetrievalService
@@ -54,6 +55,7 @@ class Services:
     user_memory: UserMemoryService | None = None
     profiles: ProfileService | None = None
     facts: FactService | None = None
+    items: ItemService | None = None
     consolidation: ConsolidationService | None = None
     turn_recall: TurnRecallService | None = None
     lexical: LexicalIndex | None = None
@@ -105,7 +107,7 @@ class Services:
                 close()
         if self.conversations is not None:
             self.conversations.close()
-        for part in (self.profiles, self.facts):
+        for part in (self.profiles, self.facts, self.items):
             close = getattr(part.store, "close", None) if part is not None else None
             if close:
                 close()
@@ -230,6 +232,7 @@ def build_services(
     conversations = build_conversations(settings, memory)
     # One masking step for every write path: the agent side masks with the same vault as turns.
     memory.masker = conversations
+    items = build_items(settings, memory, conversations)
     profiles, facts, consolidation = build_user_memory(settings, memory, conversations, llm)
     turn_recall = build_turn_recall(settings, memory, conversations, lexical)
     user_memory = UserMemoryService(
@@ -240,7 +243,7 @@ def build_services(
         settings=settings, memory=memory, retrieval=retrieval,
         conversations=conversations, user_memory=user_memory,
         profiles=profiles, facts=facts, consolidation=consolidation, idempotency_store=idempotency_store,
-        turn_recall=turn_recall, lexical=lexical,
+        turn_recall=turn_recall, lexical=lexical, items=items,
     )
     if settings.backend == "aws" and settings.settings_parameter:
         from agentmem.adapters.aws.ssm_settings import SsmSettingsParameter
@@ -359,6 +362,24 @@ def build_llm(settings: Settings) -> LanguageModel:
 
     log.info("no language model configured; %s", OfflineRuleModel.describe())
     return OfflineRuleModel()
+
+
+def build_items(settings: Settings, memory: MemoryService, conversations: ConversationService) -> ItemService:
+    """Key-addressed items of users and agents (LangGraph's store); a user's are erased with the user."""
+    if settings.backend == "local":
+        from agentmem.adapters.local.item_store import SqliteItemStore
+
+        store: Any = SqliteItemStore(settings.data_dir / "items.db")
+    else:
+        from agentmem.adapters.aws.dynamodb_items import DynamoDbItemStore
+
+        store = DynamoDbItemStore(settings.table_name or "")
+    items = ItemService(
+        tenant=settings.tenant, store=store, vectors=memory.vectors,
+        embedder=memory.embedder, masker=conversations.mask_text,
+    )
+    conversations.user_erasers.append(items.erase_user)
+    return items
 
 
 def build_user_memory(

@@ -52,7 +52,7 @@ def served(tmp_path_factory) -> Iterator[str]:
 
 
 def test_the_integrations_section_has_an_example_of_at_most_ten_lines_for_each_framework():
-    assert len(EXAMPLES) == 3  # MCP, Strands, OpenAI Agents SDK
+    assert len(EXAMPLES) == 4  # MCP, Strands, OpenAI Agents SDK, LangGraph
     for example in EXAMPLES:
         assert README_URL in example
         assert len(example.strip().splitlines()) <= 10, example

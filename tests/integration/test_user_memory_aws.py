@@ -216,3 +216,17 @@ def test_erasing_the_user_leaves_no_profile_or_fact_item_in_the_table(world):
     left = [i["pk"]["S"] for i in items if f"#U#{USER}#" in i["pk"]["S"]]
     assert not [pk for pk in left if pk.endswith(("#PROFILE", "#FACTS"))], left
     assert world.call("GET", f"/v1/users/{USER}/profile")[1]["version"] == 0
+
+
+def test_items_are_masked_in_dynamodb_found_through_opensearch_and_erased_with_the_user(world):
+    put = {"namespace": ["memories"], "key": "food", "value": {"text": f"Loves Thai curry; mail {EMAIL}"}}
+    assert world.call("PUT", f"/v1/users/{USER}/items", put)[0] == 200
+    world.call("PUT", f"/v1/users/{USER}/items", {**put, "key": "sport", "value": {"text": "Climbs on Sundays"}})
+    status, found = world.call("POST", f"/v1/users/{USER}/items/search", {"query": "what food do they like?"})
+    assert status == 200 and [i["key"] for i in found["items"]] == ["food", "sport"]
+    assert EMAIL not in json.dumps(found) and "{{PII_EMAIL_" in found["items"][0]["value"]["text"]
+
+    assert world.call("DELETE", f"/v1/users/{USER}")[0] == 204
+    rows = boto3.client("dynamodb", region_name=REGION).scan(TableName=TABLE_NAME)["Items"]
+    assert not [r for r in rows if r["pk"]["S"].endswith(f"#U#{USER}#ITEMS")]
+    assert world.call("POST", f"/v1/users/{USER}/items/search", {"query": "food"})[1]["items"] == []

@@ -137,6 +137,8 @@ SUCCESS_STATUS: dict[tuple[str, str], int] = {
     ("post", "/v1/users/{userId}/threads/{threadId}/turns"): 201,
     ("delete", "/v1/users/{userId}/facts/{factId}"): 204,
     ("delete", "/v1/users/{userId}"): 204,
+    ("delete", "/v1/users/{userId}/items"): 204,
+    ("delete", "/v1/agents/{agentId}/items"): 204,
 }
 SUCCESS_DESCRIPTIONS = {201: "Created", 202: "Accepted"}
 ERRORS: dict[str, str] = {

@@ -37,6 +37,7 @@ from agentmem.client.models import (
     RunFeedback,
     RunPage,
     RunSummary,
+    StoredItem,
     Turn,
     TurnPage,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "RunPage",
     "RunSummary",
     "ServerError",
+    "StoredItem",
     "Throttled",
     "TooLarge",
     "TransportError",

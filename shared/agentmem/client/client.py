@@ -20,6 +20,7 @@ import pydantic
 from agentmem import __version__
 from agentmem.client.errors import (
     ApiError,
+    NotFound,
     TransportError,
     UnexpectedResponse,
     error_from_response,
@@ -29,6 +30,7 @@ from agentmem.client.models import (
     FeedbackReceipt,
     Health,
     Importance,
+    ItemOwnerKind,
     Memory,
     MemoryPage,
     Profile,
@@ -38,6 +40,7 @@ from agentmem.client.models import (
     Run,
     RunPage,
     RunSummary,
+    StoredItem,
     Turn,
     TurnPage,
     VerdictFilter,
@@ -415,6 +418,54 @@ class MemoryClient:
         """Destroy the vault of the agent's runs made without a userId: their tokens stay tokens for good."""
         self.request("DELETE", f"/v1/agents/{_segment(agent_id)}/personal-data")
 
+    # -- items (key-addressed values of a user or an agent; LangGraph's store) ------------------------
+
+    def put_item(
+        self,
+        owner: tuple[ItemOwnerKind, str],
+        namespace: Sequence[str],
+        key: str,
+        value: Mapping[str, Any],
+        *,
+        index: bool | Sequence[str] = True,
+    ) -> StoredItem:
+        """Store `value` under `key`; `index` embeds its text for search (all of it, none, or these fields)."""
+        body = {"namespace": list(namespace), "key": key, "value": dict(value),
+                "index": index if isinstance(index, bool) else list(index)}
+        return _parse(StoredItem, self.request("PUT", _items_path(owner), json_body=body))
+
+    def get_item(self, owner: tuple[ItemOwnerKind, str], namespace: Sequence[str], key: str) -> StoredItem | None:
+        """The item, or None when there is none."""
+        try:
+            answer = self.request("GET", _items_path(owner), query={"namespace": ".".join(namespace), "key": key})
+        except NotFound:
+            return None
+        return _parse(StoredItem, answer)
+
+    def delete_item(self, owner: tuple[ItemOwnerKind, str], namespace: Sequence[str], key: str) -> None:
+        self.request("DELETE", _items_path(owner), query={"namespace": ".".join(namespace), "key": key})
+
+    def search_items(
+        self,
+        owner: tuple[ItemOwnerKind, str],
+        namespace_prefix: Sequence[str] = (),
+        *,
+        query: str | None = None,
+        filter: Mapping[str, Any] | None = None,
+        limit: int = 10,
+        offset: int = 0,
+    ) -> list[StoredItem]:
+        """Items under `namespace_prefix`: most similar to `query` first, else most recently updated first."""
+        body = _without_none({"namespacePrefix": list(namespace_prefix), "query": query,
+                              "filter": dict(filter) if filter else None, "limit": limit, "offset": offset})
+        answer = self.request("POST", _items_path(owner) + "/search", json_body=body, retry_safe=True)
+        return [_parse(StoredItem, item) for item in _items(answer, "items")]
+
+    def item_namespaces(self, owner: tuple[ItemOwnerKind, str]) -> list[tuple[str, ...]]:
+        """The namespaces (below the owner) that hold at least one item, sorted."""
+        answer = self.request("GET", _items_path(owner) + "/namespaces")
+        return [tuple(ns) for ns in _items(answer, "namespaces")]
+
     # -- service -----------------------------------------------------------------------------------
 
     def health(self) -> Health:
@@ -461,6 +512,13 @@ def _field(answer: Any, name: str) -> str:
 
 def _without_none(body: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in body.items() if v is not None}
+
+
+def _items_path(owner: tuple[ItemOwnerKind, str]) -> str:
+    kind, owner_id = owner
+    if kind not in ("users", "agents"):
+        raise ValueError(f"an item owner is ('users', id) or ('agents', id), not {kind!r}")
+    return f"/v1/{kind}/{_segment(owner_id)}/items"
 
 
 def _thread_path(user_id: str, thread_id: str) -> str:

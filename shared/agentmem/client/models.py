@@ -41,6 +41,20 @@ class Lesson(ApiModel):
     created_at: datetime | None = None
 
 
+ItemOwnerKind = Literal["users", "agents"]
+
+
+class StoredItem(ApiModel):
+    """A JSON value under a key in a user's or an agent's namespace; `score` when found by a query."""
+
+    namespace: list[str]
+    key: str
+    value: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    score: float | None = None
+
+
 class Fact(ApiModel):
     """A fact about a user. In a retrieve it carries its `score`; listed, its history (validity, source turns)."""
 

@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-VectorKind = Literal["lesson", "fact", "turn"]
+VectorKind = Literal["lesson", "fact", "turn", "item"]
 
 
 @dataclass(frozen=True)

@@ -50,8 +50,9 @@ SERVICE = "aoss"
 FIELD_TENANT = "tenant"
 FIELD_KIND = "kind"
 FIELD_ITEM = "memoryId"  # the item's id, whatever its kind (a lesson's memory id, a fact's id)
-# The owner of a vector is an agent for lessons and a user for everything else.
-OWNER_FIELD: dict[str, str] = {"lesson": "agentId", "fact": "userId", "turn": "userId"}
+# The owner of a vector is an agent for lessons and a user for everything else; an item's owner is
+# `users/<id>` or `agents/<id>` (ports/items.vector_owner), kept in `userId` as the mapping is strict.
+OWNER_FIELD: dict[str, str] = {"lesson": "agentId", "fact": "userId", "turn": "userId", "item": "userId"}
 # A kind's keyword documents (opensearch_lexical) have the same owner field.
 OWNER_FIELD.update({kind + TEXT_KIND_SUFFIX: field for kind, field in list(OWNER_FIELD.items())})
 BULK_CHUNK = 100  # documents per bulk request: ~1 MB at 1024 dimensions

@@ -1,8 +1,8 @@
 """How agentmem's vectors are laid out in Amazon S3 Vectors: one definition for the CDK app and the adapter.
 
 A tenant in `s3vectors` mode owns one vector bucket (SSE-KMS with the tenant's key) holding one index
-per kind of vector (`<tenant>-lesson`, `<tenant>-fact`, `<tenant>-turn`), so IAM can confine a tenant's
-roles to its own index ARNs and a query never scans another kind.
+per kind of vector (`<tenant>-lesson`, `<tenant>-fact`, `<tenant>-turn`, `<tenant>-item`), so IAM can
+confine a tenant's roles to its own index ARNs and a query never scans another kind.
 
 Each vector's key is `<owner>/<item>` (both percent-encoded, so the key is unambiguous): putting the
 same key again replaces the vector in place. Its metadata:
@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Final
 from urllib.parse import quote, unquote
 
-KINDS: Final = ("lesson", "fact", "turn")
+KINDS: Final = ("lesson", "fact", "turn", "item")
 DATA_TYPE: Final = "float32"
 # S3 Vectors computes cosine distance itself: `distance = 1 - cosine similarity`.
 DISTANCE_METRIC: Final = "cosine"
