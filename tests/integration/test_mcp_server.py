@@ -116,14 +116,19 @@ def test_every_tool_works_in_process_and_feedback_becomes_a_lesson_of_the_next_r
             return str(payload(await c.call_tool("unmask", {"text": text}))["text"])
 
         # The place may be masked (the local detector finds places): the user's own unmask restores it.
-        fact = next(f for f in await eventually(facts) if "Lisbon" in await unmasked(f["text"]))
+        found = [f for f in await eventually(facts) if "Lisbon" in await unmasked(f["text"])]
+        fact = found[0]
         assert payload(await c.call_tool("delete_fact", {"factId": fact["factId"]}))["status"] == "deleted"
         assert fact["factId"] not in {f["factId"] for f in payload(await c.call_tool("list_facts", {}))["items"]}
 
-        profile = payload(await c.call_tool("get_profile", {}))
+        async def consolidated() -> Any:  # the same consumer writes the facts and then the profile
+            current = payload(await c.call_tool("get_profile", {}))
+            return current if current["version"] >= 1 else None
+
+        profile = await eventually(consolidated)
         body = "".join(f"## {name}\n" + ("- Lives in Porto\n" if i == 0 else "") for i, name in enumerate(SECTIONS))
         edited = payload(await c.call_tool("edit_profile", {"markdown": body, "version": profile["version"]}))
-        assert edited["version"] == profile["version"] + 1 and "Lives in Porto" in edited["markdown"]
+        assert edited["version"] == profile["version"] + 1 and "Lives in Porto" in await unmasked(edited["markdown"])
         stale = await c.call_tool("edit_profile", {"markdown": body, "version": profile["version"]})
         assert stale.is_error and "conflict" in stale.content[0].text
 
