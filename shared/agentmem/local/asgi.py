@@ -7,8 +7,8 @@ Outermost first:
    a contract error body for anything that escaped (500).
 2. A Starlette router: the extension mounts (`Extension`: the MCP server at /mcp, static files),
    then everything else to the API.
-3. `ApiEndpoint`: reads the body (1 MiB -> 413, a deadline -> 408, a disconnect -> nothing runs),
-   then hands the request to `LocalApp.handle` in a worker thread. That turns it into an API
+3. `ApiEndpoint`: reads the body (over `MAX_BODY_BYTES`, 512 KiB -> 413, a deadline -> 408, a disconnect
+   -> nothing runs), then hands the request to `LocalApp.handle` in a worker thread. That turns it into an API
    Gateway proxy event for the catalog's function; `lambda_runtime.invoke` runs one invocation
    per function at a time, as Lambda does.
 
@@ -33,6 +33,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agentmem.api.limits import MAX_BODY_BYTES, too_large_message
 from agentmem.local.http_common import bearer_token_ok, error_body
 from agentmem.local.security import HostPolicy, cross_site_reason
 
@@ -51,12 +52,11 @@ def logged_path(method: str, path: str) -> str:
 
     if path.split("/")[1] in ("wall", "mcp"):  # pages and the MCP endpoint carry no ids in their path
         return path
-    found = apigateway.match(method, path)
+    found = apigateway.match("GET" if method == "HEAD" else method, path)
     if found.route is not None:
         return found.route.template
     return "(no route)" if not found.allowed_methods else "(method not allowed)"
 
-MAX_BODY_BYTES = 1024 * 1024
 MAX_TARGET_BYTES = 8 * 1024
 MAX_HEADER_BYTES = 16 * 1024
 # From the end of the headers to the last byte of the body; a client slower than this is cut off.
@@ -202,12 +202,12 @@ class ApiEndpoint:
             await send_error(send, 400, "bad_request", "Content-Length is not a number", close=True)
             return
         if declared is not None and int(declared) > MAX_BODY_BYTES:
-            await send_error(send, 413, "too_large", f"the request exceeds {MAX_BODY_BYTES} bytes", close=True)
+            await send_error(send, 413, "too_large", too_large_message(), close=True)
             return
         try:
             body = await read_body(receive, MAX_BODY_BYTES, BODY_TIMEOUT_SECONDS)
         except BodyTooLarge:
-            await send_error(send, 413, "too_large", f"the request exceeds {MAX_BODY_BYTES} bytes", close=True)
+            await send_error(send, 413, "too_large", too_large_message(), close=True)
             return
         except TimeoutError:
             await send_error(send, 408, "request_timeout",

@@ -26,6 +26,7 @@ from importlib import resources
 from typing import Any, Protocol, cast
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
+from agentmem.api.limits import MAX_BODY_BYTES, too_large_message
 from agentmem.client.signing import SigV4Signer, region_from_url
 from agentmem.client.transport import HttpTransport
 from agentmem.local.http_common import Response, bearer_token_ok, error_body, error_response, loopback_addresses
@@ -33,7 +34,6 @@ from agentmem.local.static_files import STATIC_HEADERS, WIDGET_PATH, widget_scri
 
 log = logging.getLogger(__name__)
 
-MAX_REQUEST_BYTES = 1024 * 1024
 # The request headers the API reads; anything else (cookies, the browser's own Authorization,
 # forwarding headers) stays on this machine.
 FORWARDED_REQUEST_HEADERS = ("content-type", "accept", "if-match", "idempotency-key")
@@ -145,8 +145,8 @@ class WallProxy:
             return error_response(405, "method_not_allowed", "cross-origin requests are not served")
         if not bearer_token_ok(headers, self.token):
             return error_response(403, "forbidden", "missing or wrong wall token (printed by `agentmem wall`)")
-        if len(body) > MAX_REQUEST_BYTES:
-            return error_response(413, "too_large", f"the request exceeds {MAX_REQUEST_BYTES} bytes")
+        if len(body) > MAX_BODY_BYTES:
+            return error_response(413, "too_large", too_large_message())
         url = self._origin + self._base_path + upstream_path + (f"?{_upstream_query(query)}" if query else "")
         return self.forward(method, url, headers, body)
 
@@ -190,8 +190,8 @@ class _ProxyRequestHandler(BaseHTTPRequestHandler):
                 421, "misdirected_request", "this proxy answers to its own address only"
             )
             self.close_connection = True
-        elif length > MAX_REQUEST_BYTES:
-            status, headers, body = error_response(413, "too_large", f"the request exceeds {MAX_REQUEST_BYTES} bytes")
+        elif length > MAX_BODY_BYTES:
+            status, headers, body = error_response(413, "too_large", too_large_message())
             self.close_connection = True
         else:
             raw = self.rfile.read(length) if length else b""
