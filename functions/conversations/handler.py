@@ -7,7 +7,7 @@ import importlib.util
 from typing import Annotated, Any, Literal
 
 from agentmem.api.idempotency import append_turns_once
-from agentmem.api.observability import logger, metrics, tracer
+from agentmem.api.observability import inject_lambda_context, metrics, tracer
 from agentmem.api.resolver import IdempotencyKey, PathId, json_response, make_resolver, no_content
 from agentmem.domain.timestamps import iso_utc
 from agentmem.ports.transcripts import StoredTurn
@@ -167,7 +167,7 @@ routers = _routers()
 app = make_resolver(*routers)
 
 
-@logger.inject_lambda_context(clear_state=True)
+@inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from agentmem.api.consumer import consume
 from agentmem.api.events import FeedbackSubmittedEvent
-from agentmem.api.observability import count, logger, metrics, tracer
+from agentmem.api.observability import count, inject_lambda_context, logger, metrics, tracer
 from agentmem.wiring import get_services
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -33,7 +33,7 @@ def index_lesson(event: FeedbackSubmittedEvent) -> dict[str, Any]:
     return {"status": outcome, "memoryId": detail.memory_id}
 
 
-@logger.inject_lambda_context(clear_state=True)
+@inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
