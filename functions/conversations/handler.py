@@ -77,7 +77,8 @@ def append_turns(
 
     def append() -> dict[str, Any]:
         stored = service.append_turns(
-            userId, threadId, [TurnInput(role=turn.role, content=turn.content) for turn in request.turns]
+            userId, threadId, [TurnInput(role=turn.role, content=turn.content) for turn in request.turns],
+            idempotency_key,
         )
         metrics.add_metric(name="TurnsAppended", unit="Count", value=len(stored))
         return {"userId": userId, "threadId": threadId, "turns": [turn_json(turn) for turn in stored]}
