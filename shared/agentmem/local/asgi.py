@@ -61,6 +61,10 @@ MAX_TARGET_BYTES = 8 * 1024
 MAX_HEADER_BYTES = 16 * 1024
 # From the end of the headers to the last byte of the body; a client slower than this is cut off.
 BODY_TIMEOUT_SECONDS = 10.0
+# A body over the limit is read and dropped up to this size and time before the 413, so the client
+# (still sending) can read it; a larger one is answered at once. API Gateway's own payload limit.
+MAX_DISCARDED_BYTES = 10 * 1024 * 1024
+DISCARD_SECONDS = 2.0
 # Pages served to whoever opens them (a link from anywhere, no token): the wall. Everything else
 # refuses cross-site callers and asks for the token when one is set.
 OPEN_PAGES = frozenset({("GET", "/wall"), ("GET", "/wall/"), ("HEAD", "/wall"), ("HEAD", "/wall/")})
@@ -202,11 +206,14 @@ class ApiEndpoint:
             await send_error(send, 400, "bad_request", "Content-Length is not a number", close=True)
             return
         if declared is not None and int(declared) > MAX_BODY_BYTES:
+            if int(declared) <= MAX_DISCARDED_BYTES:
+                await discard_body(receive, MAX_DISCARDED_BYTES, DISCARD_SECONDS)
             await send_error(send, 413, "too_large", too_large_message(), close=True)
             return
         try:
             body = await read_body(receive, MAX_BODY_BYTES, BODY_TIMEOUT_SECONDS)
         except BodyTooLarge:
+            await discard_body(receive, MAX_DISCARDED_BYTES, DISCARD_SECONDS)
             await send_error(send, 413, "too_large", too_large_message(), close=True)
             return
         except TimeoutError:
@@ -250,6 +257,21 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
+
+
+async def discard_body(receive: Receive, limit: int, seconds: float) -> None:
+    """Read and drop what is left of a refused body (at most `limit` bytes, for at most `seconds`).
+
+    A client still sending when the server answers and closes gets a broken pipe instead of the
+    413; dropping the rest first lets it read the answer. Nothing is kept: memory stays flat.
+    """
+    received = 0
+    with anyio.move_on_after(seconds):
+        while received <= limit:
+            message = await receive()
+            if message["type"] == "http.disconnect" or not message.get("more_body", False):
+                return
+            received += len(message.get("body", b""))
 
 
 def lower_headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:
