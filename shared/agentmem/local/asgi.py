@@ -2,6 +2,8 @@
 
 Outermost first:
 
+`create_front` builds it for any request handler: `agentmem wall`'s signing proxy uses the same front.
+
 1. `Guard` (plain ASGI): size limits on the request line and headers (414, 431), the Host
    allowlist (421), the cross-site rule (403), the bearer token (403), an access log line, and
    a contract error body for anything that escaped (500).
@@ -21,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -34,6 +36,7 @@ from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentmem.api.limits import MAX_BODY_BYTES, too_large_message
+from agentmem.local.http_common import Response as Answer
 from agentmem.local.http_common import bearer_token_ok, error_body
 from agentmem.local.security import HostPolicy, cross_site_reason
 
@@ -90,9 +93,21 @@ class Extension:
         return str(getattr(self.route, "path", ""))
 
 
+# One request in, its answer out: method, target (path and query, as sent), lower-case headers, body, client IP.
+Handle = Callable[[str, str, Mapping[str, str], bytes, str], Answer]
+
+
 def create_asgi_app(local_app: LocalApp, *, host: str = "127.0.0.1",
                     extensions: Sequence[Extension] = ()) -> ASGIApp:
     """The whole local HTTP front for `local_app`, serving `host` (the `--host` given), with `extensions`."""
+    return create_front(local_app.handle, host=host, token=local_app.settings.api_token, extensions=extensions)
+
+
+def create_front(handle: Handle, *, host: str, token: str | None, extensions: Sequence[Extension] = (),
+                 open_pages: frozenset[tuple[str, str]] = OPEN_PAGES) -> ASGIApp:
+    """An HTTP front for `handle` (`agentmem serve`'s API, `agentmem wall`'s proxy): the same limits, Host
+    and cross-site checks, timeouts and error bodies. `token`, when set, is asked of every request but
+    `open_pages` and the extensions' open methods (None: `handle` checks its own)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -103,7 +118,7 @@ def create_asgi_app(local_app: LocalApp, *, host: str = "127.0.0.1",
             yield
 
     routes: list[BaseRoute] = [e.route for e in extensions]
-    routes.append(Mount("", app=ApiEndpoint(local_app)))
+    routes.append(Mount("", app=ApiEndpoint(handle)))
     router = Starlette(
         routes=routes,
         lifespan=lifespan,
@@ -111,7 +126,7 @@ def create_asgi_app(local_app: LocalApp, *, host: str = "127.0.0.1",
         # Starlette's ServerErrorMiddleware would otherwise answer with a text/plain 500 before Guard sees it.
         exception_handlers={HTTPException: _http_exception, Exception: _internal_error},
     )
-    return Guard(router, HostPolicy.for_bind(host), local_app.settings.api_token, extensions)
+    return Guard(router, HostPolicy.for_bind(host), token, extensions, open_pages)
 
 
 async def _http_exception(_: Request, exc: Exception) -> Response:
@@ -130,10 +145,12 @@ async def _internal_error(_: Request, __: Exception) -> Response:
 class Guard:
     """Limits, Host, cross-site and token checks in front of every route; never a non-contract error body."""
 
-    def __init__(self, app: ASGIApp, hosts: HostPolicy, token: str | None, extensions: Sequence[Extension]):
+    def __init__(self, app: ASGIApp, hosts: HostPolicy, token: str | None, extensions: Sequence[Extension],
+                 open_pages: frozenset[tuple[str, str]] = OPEN_PAGES):
         self.app = app
         self.hosts = hosts
         self.token = token
+        self.open_pages = open_pages
         self.open_paths = [(e.path.rstrip("/"), e.open_methods) for e in extensions if e.open_methods]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -185,7 +202,7 @@ class Guard:
         return None
 
     def _open(self, method: str, path: str) -> bool:
-        if (method, path) in OPEN_PAGES:
+        if (method, path) in self.open_pages:
             return True
         return any(
             method in methods and (path == prefix or path.startswith(prefix + "/"))
@@ -194,10 +211,10 @@ class Guard:
 
 
 class ApiEndpoint:
-    """The API: the body read with limits, then `LocalApp.handle` (the Lambda handlers) in a worker thread."""
+    """The body read with limits, then `handle` (`LocalApp.handle`: the Lambda handlers) in a worker thread."""
 
-    def __init__(self, local_app: LocalApp):
-        self.local_app = local_app
+    def __init__(self, handle: Handle):
+        self.handle = handle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = lower_headers(scope["headers"])
@@ -228,7 +245,7 @@ class ApiEndpoint:
         client = scope.get("client")
         source_ip = client[0] if client else "127.0.0.1"
         status, out_headers, out = await anyio.to_thread.run_sync(
-            self.local_app.handle, scope["method"], target, headers, body, source_ip
+            self.handle, scope["method"], target, headers, body, source_ip
         )
         await send_response(send, status, out_headers, out)
 
