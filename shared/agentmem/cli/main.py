@@ -247,7 +247,8 @@ def demo(url: str | None, token: str | None, batch: bool, llm: str) -> None:
     llm_call = _demo_llm(llm)
     service = contextlib.nullcontext(url) if url else local_service([AUDITOR, OTHER_AGENT])
     with service as base_url:
-        client = MemoryClient(base_url, token=token)
+        # A generous read timeout: on a busy machine the first calls wait for the models to load.
+        client = MemoryClient(base_url, token=token, timeout=(5, 120))
         before, after = run_demo(client, batch=batch, llm=llm_call, say=click.echo)
     click.echo(f"flags: {before} -> {after}")
 
