@@ -6,9 +6,11 @@ every 1/rate seconds on a fixed schedule (open loop: a slow answer does not slow
 senders with kept-alive connections). For every lesson it times, from the 202 to the moment it is
 served:
 
-- indexed: a poller reads the newest lessons (`GET .../memories`, every `--poll` seconds) and notes
-  when each turns `indexed`. The status changes only after the vector is in the index, so from then
-  on `retrieve` can serve it. Every lesson is timed; resolution is the poll interval.
+- indexed: a poller reads the newest runs given feedback (`GET .../runs?feedback=down`, each with its
+  lesson's status; every `--poll` seconds, paging back only while older lessons are still pending)
+  and notes when each lesson turns `indexed`. The status changes only after the vector is in the
+  index, so from then on `retrieve` can serve it. Every lesson is timed; resolution is the poll
+  interval. (Not the wall's `GET .../memories`: it groups the newest 500 lessons on every call.)
 - retrieve (sampled): every `--sample-every`-th lesson is also polled with `retrieve` on its run's
   input until the answer names it, a direct check of "retrievable".
 
@@ -119,7 +121,7 @@ def sender(port: int, work: queue.Queue[Lesson | None], shared: Shared) -> None:
 
 
 def poller(port: int, shared: Shared, every: float, give_up_at: float) -> None:
-    """Notes when each accepted lesson is first listed as indexed (newest first, paging while needed)."""
+    """Notes when each accepted lesson is first listed as indexed (newest runs first, paging while needed)."""
     client = Client(port)
     while time.monotonic() < give_up_at:
         with shared.lock:
@@ -130,7 +132,7 @@ def poller(port: int, shared: Shared, every: float, give_up_at: float) -> None:
         cursor: str | None = None
         oldest_waiting = min((lesson.number for lesson in waiting.values()), default=None)
         for _ in range(50):
-            path = f"/v1/agents/{AGENT}/memories?limit=100" + (f"&cursor={cursor}" if cursor else "")
+            path = f"/v1/agents/{AGENT}/runs?feedback=down&limit=25" + (f"&cursor={cursor}" if cursor else "")
             try:
                 status, page = client.send("GET", path)
             except (OSError, http.client.HTTPException):
@@ -139,11 +141,11 @@ def poller(port: int, shared: Shared, every: float, give_up_at: float) -> None:
             if status != 200 or not isinstance(page, dict):
                 break
             numbers = []
-            for item in page["items"]:
+            for item in (given for run in page["items"] for given in run["feedback"]):
                 lesson = waiting.get(str(item["memoryId"]))
                 if lesson is not None:
                     numbers.append(lesson.number)
-                    if item["status"] == "indexed":
+                    if item["lessonStatus"] == "indexed":
                         seen_at[lesson.memory_id or ""] = read_at
             cursor = page.get("nextCursor")
             # Newest first: stop once this page reached the oldest lesson still waiting.
@@ -190,7 +192,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=50.0, help="feedbacks per second")
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--poll", type=float, default=0.02, help="seconds between listings of the lessons")
+    parser.add_argument("--poll", type=float, default=0.05, help="seconds between listings of the lessons")
     parser.add_argument("--sample-every", type=int, default=25, help="also poll retrieve for every n-th lesson")
     args = parser.parse_args()
     count = int(args.rate * args.seconds)
