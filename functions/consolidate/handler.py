@@ -17,6 +17,7 @@ from typing import Any
 from agentmem.api.consumer import consume
 from agentmem.api.events import TurnsAppendedEvent
 from agentmem.api.observability import count, logger, metrics, tracer
+from agentmem.domain.log_ids import log_id
 from agentmem.wiring import get_services
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -39,7 +40,7 @@ def consolidate_turns(event: TurnsAppendedEvent) -> dict[str, Any]:
     logger.info(
         "profile consolidation",
         extra={
-            "userId": detail.user_id, "threadId": detail.thread_id, "fromSeq": detail.from_seq,
+            "userHash": log_id(detail.user_id), "threadHash": log_id(detail.thread_id), "fromSeq": detail.from_seq,
             "toSeq": detail.to_seq, "model": services.consolidation.llm.model_id, **result.as_dict(),
         },
     )

@@ -7,10 +7,13 @@ from typing import Annotated, Any
 from agentmem.api.idempotency import submit_feedback_once
 from agentmem.api.models import FeedbackRequest, MemoryPatchRequest, RunCreateRequest, RunOutputRequest
 from agentmem.api.observability import count, logger, metrics, tracer
-from agentmem.api.presenters import SNIPPET_CHARS, memory_json, run_json, run_summary_json
+from agentmem.api.presenters import SNIPPET_CHARS, memory_json, place_json, run_json, run_summary_json
 from agentmem.api.resolver import IdempotencyKey, PathId, json_response, make_resolver, no_content
+from agentmem.api.responses import MemoryPageAnswer
+from agentmem.domain.lessons import DUPLICATE_THRESHOLD
 from agentmem.domain.models import VerdictFilter
 from agentmem.domain.pii import agent_subject
+from agentmem.service.lesson_groups import WALL_GROUPING_WINDOW, list_grouped
 from agentmem.wiring import get_services
 from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Query
@@ -98,14 +101,32 @@ def submit_feedback(
     return json_response(202, answer)
 
 
-@router.get("/v1/agents/<agentId>/memories", summary="The agent's lessons, newest first")
+@router.get(
+    "/v1/agents/<agentId>/memories",
+    summary="The agent's lessons, newest first, each with its group of near-duplicates (the wall's data)",
+    description=(
+        "Each lesson carries `group`: lessons of one rating whose editor comments are near-identical "
+        f"(MiniLM cosine >= {DUPLICATE_THRESHOLD}, the rule `retrieve` injects one bullet by) share a `groupId` "
+        "and a `size`; a 👍 and a 👎 on near-identical text are a conflict, each naming the other in "
+        "`conflictsWith`, and the older one names the newer (which `retrieve` injects) in `overruledBy`. "
+        f"Groups are computed over the agent's newest {WALL_GROUPING_WINDOW} lessons and the page's own, so "
+        "they are the same on every page; deleting a lesson leaves the rest of its group. With the embedder "
+        "down the page still answers, `group` null and `degraded: [\"embedder\"]`."
+    ),
+    responses={200: {"description": "One page of lessons", "content": {"application/json": {
+        "model": MemoryPageAnswer}}}},
+)
 def list_memories(
     agentId: PathId,
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(max_length=2048)] = None,
 ) -> dict[str, Any]:
-    page = get_services().memory.list_memories(agentId, limit, cursor)
-    return {"items": [memory_json(m) for m in page.items], "nextCursor": page.next_cursor}
+    grouped = list_grouped(get_services().memory, agentId, limit, cursor)
+    return {
+        "items": [{**memory_json(m), "group": place_json(grouped.places[m.memory_id])} for m in grouped.page.items],
+        "nextCursor": grouped.page.next_cursor,
+        "degraded": grouped.degraded,
+    }
 
 
 @router.patch("/v1/agents/<agentId>/memories/<memoryId>", summary="Mark a lesson important or unimportant")

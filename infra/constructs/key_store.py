@@ -16,15 +16,13 @@ next to its ciphertexts, this table is apart from it and is itself never backed 
 from __future__ import annotations
 
 from aws_cdk import RemovalPolicy
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from constructs import Construct
 
+from infra.constructs.table import keyed_table
 from infra.nag import acknowledge
 
-PARTITION_KEY = "pk"
-SORT_KEY = "sk"
 # What the functions' key store calls make (adapters/aws/dynamodb_keys.py: get, add, destroy a user's
 # keys; tests/infra/test_least_privilege.py derives the same list from the code). Re-wrapping (Scan,
 # UpdateItem) is `agentmem rewrap`, run by an operator with their own credentials, never by a function.
@@ -41,20 +39,7 @@ class KeyStoreTable(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, key: kms.IKey, removal_policy: RemovalPolicy) -> None:
         super().__init__(scope, construct_id)
-        self.table = dynamodb.Table(
-            self,
-            "Table",
-            partition_key=dynamodb.Attribute(name=PARTITION_KEY, type=dynamodb.AttributeType.STRING),
-            sort_key=dynamodb.Attribute(name=SORT_KEY, type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED,
-            encryption_key=key,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=False
-            ),
-            removal_policy=removal_policy,
-            deletion_protection=removal_policy is RemovalPolicy.RETAIN,
-        )
+        self.table = keyed_table(self, key=key, removal_policy=removal_policy, point_in_time_recovery=False)
         acknowledge(
             self.table,
             "AwsSolutions-DDB3",

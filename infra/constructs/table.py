@@ -15,6 +15,35 @@ GSI1_SORT_KEY = "gsi1sk"
 TTL_ATTRIBUTE = "ttl"
 
 
+def keyed_table(
+    scope: Construct,
+    *,
+    key: kms.IKey,
+    removal_policy: RemovalPolicy,
+    point_in_time_recovery: bool,
+    ttl_attribute: str | None = None,
+) -> dynamodb.Table:
+    """An on-demand `pk`/`sk` table under `key`, with deletion protection when it is retained.
+
+    The tenant table and the key store differ only in point-in-time recovery and TTL (see each).
+    """
+    return dynamodb.Table(
+        scope,
+        "Table",
+        partition_key=dynamodb.Attribute(name=PARTITION_KEY, type=dynamodb.AttributeType.STRING),
+        sort_key=dynamodb.Attribute(name=SORT_KEY, type=dynamodb.AttributeType.STRING),
+        billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+        encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED,
+        encryption_key=key,
+        point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+            point_in_time_recovery_enabled=point_in_time_recovery
+        ),
+        time_to_live_attribute=ttl_attribute,
+        removal_policy=removal_policy,
+        deletion_protection=removal_policy is RemovalPolicy.RETAIN,
+    )
+
+
 class MemoryTable(Construct):
     """Everything the tenant stores (runs, lessons, transcripts, profiles, vault, idempotency records).
 
@@ -24,20 +53,8 @@ class MemoryTable(Construct):
 
     def __init__(self, scope: Construct, construct_id: str, *, key: kms.IKey, removal_policy: RemovalPolicy) -> None:
         super().__init__(scope, construct_id)
-        self.table = dynamodb.Table(
-            self,
-            "Table",
-            partition_key=dynamodb.Attribute(name=PARTITION_KEY, type=dynamodb.AttributeType.STRING),
-            sort_key=dynamodb.Attribute(name=SORT_KEY, type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED,
-            encryption_key=key,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            time_to_live_attribute=TTL_ATTRIBUTE,
-            removal_policy=removal_policy,
-            deletion_protection=removal_policy is RemovalPolicy.RETAIN,
+        self.table = keyed_table(
+            self, key=key, removal_policy=removal_policy, point_in_time_recovery=True, ttl_attribute=TTL_ATTRIBUTE
         )
         self.table.add_global_secondary_index(
             index_name=GSI1_NAME,

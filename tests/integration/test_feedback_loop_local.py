@@ -431,11 +431,79 @@ def test_near_duplicate_lessons_are_injected_as_one_bullet_naming_its_editors(ap
     assert system.count("\n- ") == 1 and "(given by 3 editors)" in system
     # Every member was injected: listed, recorded on the run and counted; all name the bullet's lesson.
     assert sorted(lesson["memoryId"] for lesson in answer["lessons"]) == sorted(made)
-    assert {lesson["groupId"] for lesson in answer["lessons"]} == {answer["lessons"][0]["memoryId"]}
+    assert {lesson["groupId"] for lesson in answer["lessons"]} == {oldest(app, made)}
     assert answer["lessons"][0]["text"] in system
     assert sorted(app.services.memory.get_run("auditor", answer["runId"]).injected_memory_ids) == sorted(made)
     store = app.services.memory.store
     assert {m.injected_count for m in store.get_memories(app.settings.tenant, "auditor", made)} == {1}
+
+
+def oldest(app, memory_ids):
+    """The memoryId a group of these lessons is named by: its oldest member's."""
+    lessons = app.services.memory.store.get_memories(app.settings.tenant, "auditor", memory_ids)
+    return min(lessons, key=lambda m: (m.created_at, m.memory_id)).memory_id
+
+
+def wall(call, limit=20):
+    """Every lesson of the auditor's wall, paged `limit` at a time, by memoryId."""
+    items, cursor = {}, None
+    while True:
+        query = f"?limit={limit}" + (f"&cursor={cursor}" if cursor else "")
+        status, page = call("GET", f"/v1/agents/auditor/memories{query}")
+        assert status == 200 and page["degraded"] == [], page
+        items.update({item["memoryId"]: item for item in page["items"]})
+        cursor = page["nextCursor"]
+        if cursor is None:
+            return items
+
+
+def test_the_wall_lists_near_duplicate_lessons_as_one_group_on_every_page(app, call):
+    made = [run_with_feedback(call, app, comment=c)[1]["memoryId"] for c in AGREEING]
+    _, apart = run_with_feedback(call, app, comment=LONG_COMMENTS[1])
+    app.worker.drain()
+    # One lesson a page: each page still knows the whole group.
+    items = wall(call, limit=1)
+    assert {m: items[m]["group"]["groupId"] for m in made} == dict.fromkeys(made, oldest(app, made))
+    assert {items[m]["group"]["size"] for m in made} == {3}
+    assert items[apart["memoryId"]]["group"] == {
+        "groupId": apart["memoryId"], "size": 1, "conflictsWith": [], "overruledBy": None}
+    # The same group retrieve injects as one bullet, under the same id.
+    answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]
+    assert {lesson["groupId"] for lesson in answer["lessons"] if lesson["memoryId"] in made} == {oldest(app, made)}
+
+
+def test_deleting_one_member_of_a_group_leaves_the_rest_on_the_wall(app, call):
+    made = [run_with_feedback(call, app, comment=c)[1]["memoryId"] for c in AGREEING]
+    app.worker.drain()
+    first = oldest(app, made)
+    newest = next(m for m in reversed(made) if m != first)
+    assert call("DELETE", f"/v1/agents/auditor/memories/{newest}")[0] == 204
+    items = wall(call)
+    assert sorted(items) == sorted(m for m in made if m != newest)
+    assert {(i["group"]["groupId"], i["group"]["size"]) for i in items.values()} == {(first, 2)}
+    assert call("DELETE", f"/v1/agents/auditor/memories/{first}")[0] == 204  # the group's namesake
+    (last,) = wall(call).values()
+    assert last["group"] == {"groupId": last["memoryId"], "size": 1, "conflictsWith": [], "overruledBy": None}
+
+
+def test_the_wall_marks_a_thumbs_up_and_a_newer_thumbs_down_on_near_identical_text_as_a_conflict(app, call):
+    _, older = run_with_feedback(call, app, rating="up", comment="Good catch: flagging 'trail magic' is right.")
+    _, newer = run_with_feedback(call, app, rating="down", comment=COMMENT)
+    app.worker.drain()
+    items = wall(call)
+    old_id, new_id = older["memoryId"], newer["memoryId"]
+    assert items[old_id]["group"] == {"groupId": old_id, "size": 1, "conflictsWith": [new_id], "overruledBy": new_id}
+    assert items[new_id]["group"] == {"groupId": new_id, "size": 1, "conflictsWith": [old_id], "overruledBy": None}
+
+
+def test_with_the_embedder_down_the_wall_still_lists_lessons_without_groups_and_says_so(app, call, embedder):
+    _, receipt = run_with_feedback(call, app)
+    _, other = run_with_feedback(call, app, comment=LONG_COMMENTS[1])
+    app.worker.drain()
+    embedder.down = True  # an unreachable model endpoint (its cache included)
+    status, page = call("GET", "/v1/agents/auditor/memories")
+    assert status == 200 and page["degraded"] == ["embedder"]
+    assert {i["memoryId"]: i["group"] for i in page["items"]} == {receipt["memoryId"]: None, other["memoryId"]: None}
 
 
 def test_comparing_lessons_again_on_a_repeated_retrieve_costs_no_model_call(app, call, minilm):

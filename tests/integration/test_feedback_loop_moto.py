@@ -266,14 +266,15 @@ def _world(minilm: Any, data_dir: Path) -> World:
 
 
 def run_with_feedback(
-    world: World, agent: str = "auditor", text: str = AUDIT, comment: str = COMMENT, key: str | None = None
+    world: World, agent: str = "auditor", text: str = AUDIT, comment: str = COMMENT, key: str | None = None,
+    rating: str = "down",
 ) -> tuple[str, dict[str, Any]]:
     status, answer = world.call("POST", f"/v1/agents/{agent}/retrieve", {"input": text})
     assert status == 200, answer
     run_id = answer["runId"]
     assert world.call("PUT", f"/v1/agents/{agent}/runs/{run_id}/output", {"output": OUTPUT})[0] == 204
     status, receipt = world.call(
-        "POST", f"/v1/agents/{agent}/runs/{run_id}/feedback", {"rating": "down", "comment": comment},
+        "POST", f"/v1/agents/{agent}/runs/{run_id}/feedback", {"rating": rating, "comment": comment},
         {"Idempotency-Key": key} if key else None,
     )
     assert status == 202, receipt
@@ -413,6 +414,43 @@ def test_a_deleted_lesson_is_never_retrieved_again_even_when_its_event_is_delive
     assert world.index(envelopes) == [{"status": "deleted", "memoryId": receipt["memoryId"]}]
     assert lessons(world, SIMILAR) == [] and world.lesson_documents() == []
     assert world.call("GET", "/v1/agents/auditor/memories")[1]["items"] == []
+
+
+AGREEING = [  # three editors, one point, in their own words
+    COMMENT,
+    "Do not flag 'trail magic': it is our own brand idiom and we use it deliberately.",
+    "'Trail magic' is intentional brand language, not a cliche; leave it alone.",
+]
+
+
+def test_the_wall_groups_near_duplicates_and_marks_a_conflict_and_a_deleted_member_leaves_the_rest(world):
+    made = [run_with_feedback(world, comment=c)[1]["memoryId"] for c in AGREEING]
+    _, older_up = run_with_feedback(world, comment="Use metric units, not imperial, in every product spec.",
+                                    rating="up")
+    _, newer_down = run_with_feedback(world, comment="Do not use metric units; our readers want imperial specs.")
+    world.index()
+
+    def wall() -> dict[str, dict[str, Any]]:
+        items: dict[str, dict[str, Any]] = {}
+        query = "?limit=2"  # pages of two: each page still names the whole group
+        while query:
+            status, page = world.call("GET", f"/v1/agents/auditor/memories{query}")
+            assert status == 200 and page["degraded"] == [], page
+            items.update({i["memoryId"]: i["group"] for i in page["items"]})
+            query = f"?limit=2&cursor={page['nextCursor']}" if page["nextCursor"] else ""
+        return items
+
+    groups = wall()
+    assert {(groups[m]["groupId"], groups[m]["size"]) for m in made} == {(made[0], 3)}  # the oldest names it
+    up, down = older_up["memoryId"], newer_down["memoryId"]
+    assert groups[up] == {"groupId": up, "size": 1, "conflictsWith": [down], "overruledBy": down}
+    assert groups[down] == {"groupId": down, "size": 1, "conflictsWith": [up], "overruledBy": None}
+    assert {lesson["groupId"] for lesson in lessons(world, SIMILAR) if lesson["memoryId"] in made} == {made[0]}
+
+    assert world.call("DELETE", f"/v1/agents/auditor/memories/{made[1]}")[0] == 204
+    groups = wall()
+    assert made[1] not in groups
+    assert {(groups[m]["groupId"], groups[m]["size"]) for m in (made[0], made[2])} == {(made[0], 2)}
 
 
 def test_importance_multiplies_the_score_but_not_eligibility(world):

@@ -19,6 +19,7 @@ import pytest
 from agentmem.adapters.local.offline_llm import OfflineRuleModel
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.api.observability import logger
+from agentmem.domain.log_ids import log_id
 from agentmem.local.lambda_runtime import invoke
 from agentmem.local.server import create_app
 from pydantic import ValidationError
@@ -245,7 +246,9 @@ def test_each_consolidation_logs_one_line_and_tells_the_bus(app, call, caplog):
     lines = [json.loads(logger.registered_formatter.format(r)) for r in caplog.records]
     runs = [line for line in lines if line.get("message") == "profile consolidation"]
     assert [(r["status"], r["version"], r["factsAdded"]) for r in runs] == [("updated", 1, 1), ("unchanged", 1, 0)]
-    assert all(r["userId"] == USER and r["function_name"] == "consolidate" for r in runs)
+    # The user appears as a pseudonym, never as the id.
+    assert all(r["userHash"] == log_id(USER) and "userId" not in r and r["function_name"] == "consolidate"
+               for r in runs)
     # The bus is EventBridge's stand-in: what a chat UI would subscribe to ("Updating your memory").
     with sqlite3.connect(app.settings.data_dir / "events.db") as db:
         told = [(kind, json.loads(detail)) for kind, detail in

@@ -8,6 +8,7 @@ from agentmem.domain.lessons import (
     comparison_text,
     format_lessons,
     group_lessons,
+    place_lessons,
     rank_lessons,
 )
 from agentmem.domain.models import Memory
@@ -101,3 +102,34 @@ def test_the_bullet_of_a_group_says_how_many_editors_gave_it():
 def test_lessons_are_compared_by_the_editors_words_not_the_run():
     assert comparison_text("Editor: Use pd.concat.\nOutput: df.append(x)\nInput: add a row") == "Use pd.concat."
     assert comparison_text("Output: df.append(x)\nInput: add a row") == "Output: df.append(x)\nInput: add a row"
+
+
+def test_a_group_is_named_by_its_oldest_member_whichever_member_scores_best():
+    old, new = lesson("old", age_days=5), lesson("new", age_days=1)
+    (group,) = group_lessons(ranked((old, 0.4), (new, 0.9)), similarity_of({frozenset(("old", "new"))}),
+                             duplicate_threshold=DUPLICATE_THRESHOLD, top_k=5)
+    assert group.lesson.memory.memory_id == "new" and group.group_id == "old"
+
+
+def test_the_wall_places_every_lesson_in_its_group_by_the_rule_retrieve_injects_by():
+    a, b, c = lesson("a", age_days=3), lesson("b", age_days=2), lesson("c", age_days=1)
+    alone = lesson("z", rating="down")
+    places = place_lessons([c, alone, a, b], similarity_of({frozenset("ab"), frozenset("bc")}))
+    assert {m: (p.group_id, p.group_size) for m, p in places.items()} == {
+        "a": ("a", 3), "b": ("a", 3), "c": ("a", 3), "z": ("z", 1)}
+    assert all(p.conflicts_with == () and p.overruled_by is None for p in places.values())
+
+
+def test_the_wall_marks_both_lessons_of_a_conflict_and_which_one_is_overruled():
+    old_up, new_down = lesson("old", rating="up", age_days=5), lesson("new", rating="down", age_days=1)
+    places = place_lessons([old_up, new_down], similarity_of({frozenset(("old", "new"))}))
+    assert places["new"].conflicts_with == ("old",) and places["new"].overruled_by is None
+    assert places["old"].conflicts_with == ("new",) and places["old"].overruled_by == "new"
+    assert (places["old"].group_id, places["old"].group_size) == ("old", 1)  # never injected: a group of one
+
+
+def test_the_wall_groups_with_the_duplicate_threshold_itself():
+    a, b = lesson("a", age_days=2), lesson("b", age_days=1)
+    at = place_lessons([a, b], lambda x, y: DUPLICATE_THRESHOLD)
+    below = place_lessons([a, b], lambda x, y: DUPLICATE_THRESHOLD - 0.001)
+    assert at["a"].group_size == 2 and below["a"].group_size == 1

@@ -18,3 +18,11 @@ def test_the_access_log_names_the_route_not_the_ids_in_the_path() -> None:
     assert logged_path("POST", "/v1/users/a%40b/threads/t1/turns") == "/v1/users/{userId}/threads/{threadId}/turns"
     assert logged_path("GET", "/v1/nothing/alice@example.com") == "(no route)"
     assert logged_path("GET", "/wall") == "/wall"
+
+
+def test_the_access_log_does_not_copy_the_callers_text_under_pages() -> None:
+    # `/wall/%0A...` decodes to a newline: logged as is, it would forge a line of its own.
+    assert logged_path("GET", "/wall/\nGET /v1/health 200") == "/wall/*"
+    assert logged_path("POST", "/mcp/alice@example.com") == "/mcp/*"
+    assert logged_path("POST", "/mcp") == "/mcp"
+    assert logged_path("GET", "/static/agentmem-feedback.v1.js") == "/static/*"

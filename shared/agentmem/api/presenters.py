@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentmem.domain.lessons import LessonPlace
 from agentmem.domain.models import Memory, Run
 from agentmem.domain.snippets import snippet
 from agentmem.domain.timestamps import iso_utc
@@ -25,6 +26,18 @@ def memory_json(m: Memory) -> dict[str, Any]:
         "status": m.status,
         "injectedCount": m.injected_count,
         "createdAt": iso_utc(m.created_at),
+    }
+
+
+def place_json(place: LessonPlace | None) -> dict[str, Any] | None:
+    """A lesson's group on the wall (`GET .../memories`), or None when it could not be computed."""
+    if place is None:
+        return None
+    return {
+        "groupId": place.group_id,
+        "size": place.group_size,
+        "conflictsWith": list(place.conflicts_with),
+        "overruledBy": place.overruled_by,
     }
 
 

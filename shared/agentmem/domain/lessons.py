@@ -134,16 +134,24 @@ class LessonGroup:
 
     `lesson` is the best-scored member (its text is the bullet's, its score the group's);
     `members` are all of them, best first; `overruled` are the older lessons of the opposite
-    rating on near-identical text that this group's newer members outvoted (never injected).
+    rating on near-identical text that this group's newer members outvoted (never injected), and
+    `conflicts` the same as `(overruled memoryId, the member that overruled it)` pairs.
     """
 
     lesson: ScoredLesson
     members: tuple[ScoredLesson, ...]
     overruled: tuple[ScoredLesson, ...] = ()
+    conflicts: tuple[tuple[str, str], ...] = ()
 
     @property
     def editors(self) -> int:
         return len(self.members)
+
+    @property
+    def group_id(self) -> str:
+        """The oldest member's memoryId: the same whatever the query or the page, until that member goes."""
+        oldest = min(self.members, key=lambda s: (s.memory.created_at, s.memory.memory_id))
+        return oldest.memory.memory_id
 
 
 def group_lessons(
@@ -201,10 +209,51 @@ def group_lessons(
     groups = []
     for group in members.values():
         ids = {s.memory.memory_id for s in group}
-        lost = tuple(by_id[o] for o, w in overruled_by.items() if w in ids)
-        groups.append(LessonGroup(group[0], tuple(group), lost))
+        conflicts = tuple((o, w) for o, w in overruled_by.items() if w in ids)
+        groups.append(LessonGroup(group[0], tuple(group), tuple(by_id[o] for o, _ in conflicts), conflicts))
     groups.sort(key=lambda g: (-g.lesson.score, -g.lesson.memory.created_at, g.lesson.memory.memory_id))
     return groups[:top_k]
+
+
+@dataclass(frozen=True)
+class LessonPlace:
+    """Where one lesson stands among its agent's lessons (the Memory Learning Wall's grouping).
+
+    `group_id` and `group_size` name the lesson's group of near-duplicates (a lesson alone is a group
+    of one, named by itself); `conflicts_with` the lessons of the opposite rating on near-identical
+    text; `overruled_by` the newer one of them that is injected instead of this one (None: this
+    lesson is not overruled).
+    """
+
+    group_id: str
+    group_size: int
+    conflicts_with: tuple[str, ...] = ()
+    overruled_by: str | None = None
+
+
+def place_lessons(lessons: Sequence[Memory], similarity: Callable[[str, str], float]) -> dict[str, LessonPlace]:
+    """Every lesson's group and conflicts, by the rule `retrieve` injects by (`group_lessons`, same threshold).
+
+    Here no query ranks the lessons: every one is a candidate, importance orders a group's members.
+    An overruled lesson is in no group (it is never injected): a group of one, marked with its winner.
+    """
+    ranked = sorted(
+        (ScoredLesson(m, 1.0, m.importance) for m in lessons),
+        key=lambda s: (-s.score, -s.memory.created_at, s.memory.memory_id),
+    )
+    groups = group_lessons(ranked, similarity, duplicate_threshold=DUPLICATE_THRESHOLD, top_k=len(ranked))
+    overruled_by = {loser: winner for g in groups for loser, winner in g.conflicts}
+    beaten: dict[str, list[str]] = {}
+    for loser, winner in overruled_by.items():
+        beaten.setdefault(winner, []).append(loser)
+    places = {}
+    for group in groups:
+        for member in group.members:
+            mid = member.memory.memory_id
+            places[mid] = LessonPlace(group.group_id, group.editors, tuple(sorted(beaten.get(mid, ()))))
+    for loser, winner in overruled_by.items():
+        places[loser] = LessonPlace(loser, 1, (winner,), winner)
+    return places
 
 
 def format_lessons(lessons: Sequence[ScoredLesson], editors: Mapping[str, int] | None = None) -> str | None:

@@ -300,10 +300,12 @@ def run_moto(folder: Path, *, detector: PiiDetector | None = None) -> Report:
     """The scenario on the AWS adapters under moto: DynamoDB (both tables), KMS, EventBridge.
 
     moto's Comprehend answers every call with the same canned entities at fixed offsets of any
-    text, so the detector is `detector` (default: the regex one); the vector index and embedder are
-    the local ones (moto has no OpenSearch data plane and no embeddings).
+    text, so the detector is `detector`, by default the local one (structured rules plus Presidio,
+    which finds the name as Comprehend would): what this run checks is the AWS stores, keys and
+    erase, not Comprehend's recall (the Comprehend adapter has the PII contract suite). The vector
+    index and embedder are the local ones (moto has no OpenSearch data plane and no embeddings).
     """
-    from agentmem.adapters.local.pii_regex import RegexPiiDetector
+    from agentmem.adapters.local.presidio_pii import LocalPiiDetector
     from agentmem.config import load_settings
     from agentmem.local.moto_backend import KEY_TABLE, TABLE, moto_backend
     from agentmem.wiring import build_services, set_services
@@ -312,7 +314,7 @@ def run_moto(folder: Path, *, detector: PiiDetector | None = None) -> Report:
         import boto3
 
         dynamodb = boto3.client("dynamodb")
-        chosen = detector or RegexPiiDetector()
+        chosen = detector or LocalPiiDetector()
 
         def build(table: str) -> Any:
             settings = load_settings(table_name=table, enabled_agents=[AGENT], data_dir=folder / table)

@@ -45,12 +45,18 @@ log = logging.getLogger(__name__)
 access_log = logging.getLogger("local_server.access")
 
 
+_PAGE_PREFIXES = frozenset({"wall", "mcp", "static"})
+
+
 def logged_path(method: str, path: str) -> str:
     """What the access log says of a path: its route template (`/v1/users/{userId}`), never the ids in it."""
     from agentmem.local import apigateway
 
-    if path.split("/")[1] in ("wall", "mcp"):  # pages and the MCP endpoint carry no ids in their path
-        return path
+    first = path.split("/")[1]
+    if first in _PAGE_PREFIXES:
+        # Pages, the widget script and the MCP endpoint carry no ids, but the rest of their path is
+        # the caller's text: it is not logged (a decoded `%0A` would forge a log line).
+        return f"/{first}" if path.rstrip("/") == f"/{first}" else f"/{first}/*"
     found = apigateway.match(method, path)
     if found.route is not None:
         return found.route.template

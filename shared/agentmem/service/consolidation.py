@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from agentmem.domain.errors import BackendUnavailable, Conflict
+from agentmem.domain.log_ids import log_id
 from agentmem.domain.pii import find_tokens, token_type_for
 from agentmem.domain.profile import ProfileSchemaError, empty_body, interpret_rewrite, rewrite_prompt
 from agentmem.ports.llm import LanguageModel, LlmOutOfFormat
@@ -186,10 +187,10 @@ class ConsolidationService:
             return self.facts.learn(user_id, thread_id, turns), None
         except LlmOutOfFormat as exc:
             # Asking again would get the same answer; the turns stay in the transcript.
-            log.warning("fact extraction answer rejected", extra={"userId": user_id, "error": exc.message})
+            log.warning("fact extraction answer rejected", extra={"userHash": log_id(user_id), "error": exc.message})
             return LearnedFacts(), None
         except BackendUnavailable as exc:
-            log.warning("fact extraction failed", extra={"userId": user_id, "part": exc.part})
+            log.warning("fact extraction failed", extra={"userHash": log_id(user_id), "part": exc.part})
             return LearnedFacts(), exc
 
     def _rewrite_profile(
@@ -231,7 +232,7 @@ class ConsolidationService:
                     event_detail={**where, **facts}, folded=(thread_id, fresh[-1].seq),
                 )
             except Conflict:
-                log.info("profile changed meanwhile; consolidating again", extra={"userId": user_id})
+                log.info("profile changed meanwhile; consolidating again", extra={"userHash": log_id(user_id)})
                 continue
             except BackendUnavailable as exc:
                 return self._failed(user_id, base, where, facts, f"unavailable: {exc.part}", exc)
@@ -257,7 +258,9 @@ class ConsolidationService:
         retry: BackendUnavailable | Conflict | None,
     ) -> ConsolidationResult:
         result.status, result.reason, result.retry = "failed", reason, retry
-        log.warning("profile consolidation failed; the profile is kept", extra={"userId": user_id, "reason": reason})
+        log.warning(
+            "profile consolidation failed; the profile is kept", extra={"userHash": log_id(user_id), "reason": reason}
+        )
         self.profiles.publish(
             PROFILE_UPDATE_FAILED, user_id,
             {**where, "version": result.version, "reason": reason.split(":", 1)[0], "retrying": retry is not None,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agentmem.domain.errors import Conflict, InvalidInput, NotFound, TooLarge
+from agentmem.domain.log_ids import log_id
 from agentmem.domain.packing import Tokenizer
 from agentmem.domain.profile import (
     SCHEMA_VERSION,
@@ -167,7 +168,7 @@ class ProfileService:
             consolidated=_advance(previous.consolidated if previous else {}, folded),
         )
         self.store.save(profile)
-        log.info("profile updated", extra={"userId": user_id, "version": profile.version, "source": source})
+        log.info("profile updated", extra={"userHash": log_id(user_id), "version": profile.version, "source": source})
         self.publish(PROFILE_UPDATED, user_id, {"version": profile.version, "source": source,
                                                 **(event_detail or {})})
         return profile

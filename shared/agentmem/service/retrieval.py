@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -15,7 +14,6 @@ from agentmem.domain.lessons import (
     SECONDS_PER_DAY,
     Candidate,
     LessonGroup,
-    comparison_text,
     format_lessons,
     group_lessons,
     lesson_text,
@@ -25,6 +23,7 @@ from agentmem.domain.models import ScoredLesson
 from agentmem.domain.packing import HistoryTurn, RecalledLine, pack_context
 from agentmem.domain.timestamps import iso_utc
 from agentmem.ports.vectors import VectorQuery
+from agentmem.service.lesson_groups import comment_similarity
 from agentmem.service.memory import MemoryService
 from agentmem.service.turn_recall import RecalledTurn, recalled_line
 from agentmem.tokens import get_token_counter
@@ -180,26 +179,9 @@ class RetrievalService:
             top_k=len(records),
             now=now,
         )
-        return group_lessons(
-            ranked, self._digest_similarity(ranked), duplicate_threshold=DUPLICATE_THRESHOLD, top_k=top_k
-        )
-
-    def _digest_similarity(self, ranked: list[ScoredLesson]) -> Callable[[str, str], float]:
-        """Cosine similarity between two candidates' editor comments (`comparison_text`).
-
-        The index holds digest vectors and returns none, so the eligible lessons' comments are embedded
-        here: the local embedder's cache is keyed by the exact text, so a lesson seen by an earlier
-        retrieve costs a lookup, not a model call.
-        """
-        if len(ranked) < 2:
-            return lambda a, b: 0.0
-        texts = [comparison_text(s.memory.digest) for s in ranked]
-        vectors = np.asarray(self.memory.embedder.embed(texts), dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        unit = vectors / np.where(norms == 0, 1.0, norms)
-        cosine = unit @ unit.T
-        row = {s.memory.memory_id: i for i, s in enumerate(ranked)}
-        return lambda a, b: float(cosine[row[a], row[b]])
+        # The comparison `GET .../memories` groups the wall by (service/lesson_groups.py).
+        compare = comment_similarity(self.memory.embedder, [s.memory for s in ranked])
+        return group_lessons(ranked, compare, duplicate_threshold=DUPLICATE_THRESHOLD, top_k=top_k)
 
 
 def _group_text(group: LessonGroup) -> str:
@@ -209,7 +191,7 @@ def _group_text(group: LessonGroup) -> str:
 
 def _lesson_json(s: ScoredLesson, group: LessonGroup) -> dict[str, Any]:
     return {
-        "groupId": group.lesson.memory.memory_id,
+        "groupId": group.group_id,
         "memoryId": s.memory.memory_id,
         "rating": s.memory.rating,
         "text": lesson_text(s.memory),
