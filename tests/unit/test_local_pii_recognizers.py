@@ -100,3 +100,58 @@ def test_spacys_own_organisations_stay_off_unless_asked_for() -> None:
     text = "She joined Initech last year."
     assert "ORGANIZATION" not in {span.entity_type for span in PresidioPiiDetector().detect(text)}
     assert ("ORGANIZATION", "Initech") in found(PresidioPiiDetector(spacy_organizations=True).detect(text))
+
+
+def test_a_list_of_lower_case_given_names_is_people() -> None:
+    text = "they had 4: silvana, adam, kristina and caleb."
+    names = {value for entity_type, value in found(LocalPiiDetector().detect(text)) if entity_type == "PERSON"}
+    assert names == {"silvana", "adam", "kristina", "caleb"}
+    assert LocalPiiDetector().detect("we bought apples, pears and plums.") == []
+
+
+def test_one_given_name_after_a_preposition_of_place_is_left_to_spacy() -> None:
+    finder = PersonNameFinder()
+    text = "Mrs. Schwarz flew to Sofie on Sunday morning."
+    assert (text.index("Sofie"), text.index("Sofie") + 5) not in {(s, e) for s, e, _ in finder.find(text, [])}
+    text = "Sofie called this morning."
+    assert (0, 5) in {(s, e) for s, e, _ in finder.find(text, [])}
+
+
+def test_a_street_then_its_city_on_the_same_line_leaves_the_city_a_place() -> None:
+    spans = found(LocalPiiDetector().detect("Tomomi lives at 86036 Rua do Arenque 1634, Lisbon"))
+    assert ("STREET_ADDRESS", "86036 Rua do Arenque 1634") in spans
+    assert ("LOCATION", "Lisbon") in spans
+
+
+def test_a_street_corner_is_one_address() -> None:
+    text = "Send it to the corner of Kuusiku 7 and Alexander Flat please."
+    spans = LocalPiiDetector().detect(text)
+    assert [span.entity_type for span in spans] == ["STREET_ADDRESS"]
+    assert spans[0].value.startswith("Kuusiku 7 and Alexander")
+
+
+@pytest.mark.parametrize(
+    ("text", "age"),
+    [
+        ("Mr. Baader is a 21 year old man", "21"),
+        ("Patient is a 62-year-old male", "62"),
+        ("and i'm 26 y/o.", "26"),
+        ("He just turned 58 years old", "58"),
+        ("My father retired at the age of 61", "61"),
+    ],
+)
+def test_ages_are_the_number_the_words_around_it_call_an_age(text: str, age: str) -> None:
+    assert ("AGE", age) in found(LocalPiiDetector().detect(text))
+
+
+def test_a_number_without_an_age_cue_is_not_an_age() -> None:
+    assert "AGE" not in {span.entity_type for span in LocalPiiDetector().detect("We sold 21 old cars in 2019.")}
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [("My zip code is 76400", "76400"), ("ZIP: 75534-030", "75534-030"), ("ZIP: 7412 SL", "7412 SL"),
+     ("postcode SW1A 1AA", "SW1A 1AA")],
+)
+def test_a_postal_code_introduced_as_one_is_found(text: str, code: str) -> None:
+    assert ("ZIP_CODE", code) in found(LocalPiiDetector().detect(text))

@@ -6,18 +6,19 @@ Tünde Hoffmann as a beneficiary" -> GPE), and rarely finds a name written in lo
 recognizer runs after the NLP engine in the same Presidio ``AnalyzerEngine`` and adds PERSON results
 from three kinds of evidence:
 
-- cues: a title before capitalised words ("Dr. Cettina Fanucci", "Mrs. Schwarz"), a phrase that
-  introduces a name ("my name is", "her maiden name is", "Name:", "call me", "says"), score 0.8;
-- the gazetteer (``name_gazetteer``, Faker's given names and surnames of about 80 locales): a run of
-  capitalised words that starts with a given name; a lower-case given name followed by a lower-case
-  surname ("patricia desrosiers"), score 0.6;
-- spaCy's own place or nationality entity whose words are a given name (and surname), reported as
-  PERSON with score 0.9 so that it wins over spaCy's 0.85 for the same span.
+- cues, score 0.9: a title before capitalised words ("Dr. Cettina Fanucci", "Mrs. Schwarz"), a phrase
+  that introduces a name ("my name is", "her maiden name is", "Name:", "call me", "says"), a person's
+  verb after capitalised words ("Timotea lives on", "Valida spent a year");
+- the gazetteer (``name_gazetteer``, Faker's given names and surnames of about 80 locales), score 0.6:
+  a run of capitalised words that starts with a given name; a lower-case given name followed by a
+  lower-case surname ("patricia desrosiers"); a list of three or more lower-case given names;
+- spaCy's own place, organisation or product entity whose words are a given name and names, reported
+  as PERSON with score 0.9 so that it wins over spaCy's 0.85 for the same span.
 
-A candidate that overlaps an entity spaCy labelled as something else than a person, place or
-nationality (a date, an event, an organisation, a work of art, ...) is left to spaCy. Words that are
-the start of a sentence only ("The", "Unlike") are trimmed off a run, and a possessive "'s" is not
-part of the name.
+A gazetteer candidate that overlaps an entity spaCy labelled an event, a law, a language or an amount
+is left to spaCy, and so is one word after a preposition of place ("flew to Coles"). Stop words that
+start a run ("The", "Maybe") are trimmed off it and end it inside, and a possessive "'s" is not part
+of the name.
 """
 
 from __future__ import annotations
@@ -44,6 +45,10 @@ _NOT_NAMES = frozenset(
 
 # A word: letters, inner apostrophes or hyphens ("O'Neil", "Hauta-aho"); an initial keeps its period.
 _WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*(?:(?<=\b[^\W\d_])\.)?")
+# Three or more words in a list: "silvana, adam, chad and caleb".
+_LIST = re.compile(r"\b[^\W\d_]+(?:,[ \t]+[^\W\d_]+)+,?[ \t]+and[ \t]+[^\W\d_]+\b")
+# A preposition of place just before a word: "arrived at", "flew to", "in", "from".
+_PLACE_BEFORE = re.compile(r"\b(?:in|at|to|from|near|via|towards?)[ \t]+$", re.IGNORECASE)
 _POSSESSIVE = re.compile(r"['’]s$")
 # Lower-case words inside a name: "Willemine ten Pas", "Ludwig van Beethoven", "Maria da Silva".
 _PARTICLES = frozenset(
@@ -177,6 +182,8 @@ class PersonNameFinder:
             run = trimmed(run)
             if not run:
                 continue
+            if len(run) == 1 and _PLACE_BEFORE.search(text, 0, run[0].start):
+                continue  # "flew to Coles", "I am in Akureyri": one word after a place's preposition
             if gazetteer.is_first(run[0].text):
                 add(run[0].start, run[-1].end, GAZETTEER_SCORE)
         # Lower-case given name + surname.
@@ -189,9 +196,15 @@ class PersonNameFinder:
                 and gazetteer.is_last(second.text)
             ):
                 add(first.start, second.end, GAZETTEER_SCORE)
-        # spaCy's places, nationalities, organisations, products that are names.
+        # A list of three or more lower-case words, all given names: "silvana, adam, chad and caleb".
+        for match in _LIST.finditer(text):
+            items = [word for word in _words(match.group()) if word.text != "and"]
+            if len(items) >= 3 and all(word.text.islower() and gazetteer.is_first(word.text) for word in items):
+                for word in items:
+                    add(match.start() + word.start, match.start() + word.end, GAZETTEER_SCORE)
+        # spaCy's places, organisations, products that are names (a nationality is an adjective: "French").
         for label, start, end in entities:
-            if label == PERSON or label in _NOT_NAMES:
+            if label in (PERSON, "NRP") or label in _NOT_NAMES or _PLACE_BEFORE.search(text, 0, start):
                 continue
             parts = [word for word in words if start <= word.start and word.end <= end]
             if parts and gazetteer.is_first(parts[0].text) and all(gazetteer.is_name(p.text) for p in parts[1:]):

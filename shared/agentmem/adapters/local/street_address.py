@@ -12,11 +12,14 @@ spaCy's English model has no address label, so street addresses are found by Pre
 - a number, capitalised words and another number, without a street word ("30102 Kaevu 94", the
   European "street number" after a postal or house number);
 - an apartment, suite or unit ("Apt. 864", "Suite 321", "Unit 5022 Box 1225"), a post-office box,
-  and the US military's PSC / unit / ship addresses with APO, FPO or DPO and a ZIP code.
+  the US military's PSC / unit / ship addresses with APO, FPO or DPO and a ZIP code, and a street
+  corner ("the corner of Kuusiku 7 and Alexander Flat").
 
 Each street match then takes in what follows it on the same or the next lines when that is the rest
 of an address: a unit, a city in capitalised words, a state or province code, a postal code, a
-country, so "6750 Koskikatu 25 Apt. 864\\nArtilleros\\n, CO\\n Uruguay 64677" is one span.
+country, so "6750 Koskikatu 25 Apt. 864\\nArtilleros\\n, CO\\n Uruguay 64677" is one span; a city
+after a comma on the street's own line and nothing else ("lives at 92597 Jahu 80, Liiva") is left to
+spaCy as a place.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from presidio_analyzer import PatternRecognizer
+    from presidio_analyzer import PatternRecognizer, RecognizerResult
+    from presidio_analyzer.nlp_engine import NlpArtifacts
 
 STREET_ADDRESS = "STREET_ADDRESS"
 
@@ -87,6 +91,9 @@ _MILITARY = (
     r"|US(?:S|NS|NV|CGC)[ \t]+\p{Lu}[\p{L}\p{M}'’\-]*(?:[ \t]+\p{Lu}[\p{L}\p{M}'’\-]*)?[ \t]*\n?[ \t]*"
     r"(?:APO|FPO|DPO)[ \t]+A[AEP][ \t]+\d{5}"
 )
+# One of the two streets of "the corner of A and B".
+_CORNER_PART = rf"(?:{_STREET_CORE}|{_NAME}(?:[ \t]+{_NUMBER})?)"
+_CORNER_CUE = r"(?<=\b(?i:corner)[ \t]+of[ \t]+)"
 _PO_BOX = r"\b(?:P\.[ \t]?O\.|PO)[ \t]+Box[ \t]+\d{1,6}\b"
 
 
@@ -99,9 +106,30 @@ def build_recognizer() -> PatternRecognizer:
         Pattern("street", rf"(?<![\p{{L}}\d])(?:{_STREET_CORE})(?:{_TAIL})(?![\p{{L}}\d])", 0.9),
         Pattern("military", rf"\b(?:{_MILITARY})\b", 0.8),
         Pattern("po box", _PO_BOX, 0.6),
+        Pattern("corner", rf"{_CORNER_CUE}(?:the[ \t]+)?{_CORNER_PART}[ \t]+and[ \t]+{_CORNER_PART}", 0.9),
         Pattern("unit", rf"\b{_UNIT}\b", 0.5),
     ]
-    return PatternRecognizer(
+    lone_city = regex.compile(rf"(?<=\d\.?|\p{{L}})[ \t]*,[ \t]*(?:{_CITY})$")
+
+    class _Recognizer(PatternRecognizer):  # type: ignore[misc]
+        def analyze(
+            self,
+            text: str,
+            entities: list[str],
+            nlp_artifacts: NlpArtifacts | None = None,
+            regex_flags: int | None = None,
+        ) -> list[RecognizerResult]:
+            """A street followed on its line by just ", City" ends before the city, a place of its own."""
+            results = super().analyze(text, entities, nlp_artifacts, regex_flags)
+            for result in results:
+                value = text[result.start : result.end]
+                if "\n" not in value:
+                    city = lone_city.search(value)
+                    if city and regex.fullmatch(rf"(?:{_STREET_CORE})", value[: city.start()]):
+                        result.end = result.start + city.start()
+            return results
+
+    return _Recognizer(
         supported_entity=STREET_ADDRESS,
         name="StreetAddressRecognizer",
         patterns=patterns,
