@@ -121,3 +121,21 @@ def test_any_other_prompt_is_refused_and_the_rule_set_says_what_it_can_and_canno
     assert "llmModelId" in caught.value.message
     described = OfflineRuleModel.describe()
     assert all(item in described for item in CAN_EXTRACT + CANNOT_EXTRACT)
+
+
+def test_the_issues_own_introduction_fills_identity_work_and_style():
+    # As it reaches the model: the detector has masked the name.
+    body = rewrite(empty_body(), ("user", (
+        f"I am {TOKEN}, a data engineer at Northwind Logistics; keep answers short and give me SQL examples"
+    )))
+    assert body is not None
+    sections = parse_body(body)
+    assert sections["Identity"] == f"- Name: {TOKEN}"
+    assert sections["Work Context"] == "- Employer: Northwind Logistics\n- Role: data engineer"
+    assert sections["Communication Preferences"] == "- Prefers: short answers\n- Prefers: SQL examples"
+
+
+def test_i_am_names_only_a_masked_name_and_give_me_is_a_style_only_for_answers():
+    assert rewrite(empty_body(), ("user", "I am French. I am Tired. Give me a refund.")) is None
+    body = rewrite(empty_body(), ("user", "Show me code snippets, please."))
+    assert body is not None and parse_body(body)["Communication Preferences"] == "- Prefers: code snippets"

@@ -24,10 +24,11 @@ from agentmem.ports.llm import LlmUnavailable
 MODEL_ID = "agentmem-offline-rules"
 
 CAN_EXTRACT: tuple[str, ...] = (
-    "name: 'my name is X', 'call me X'",
+    "name: 'my name is X', 'call me X', 'I am X' when X is a name the detector masked",
     "home: 'I live in X', 'I'm based in X'",
-    "work: 'I work at/for X', 'I work as a X', 'my job is X', 'I'm a X at Y', 'I'm working on X'",
-    "answer language and style: 'answer in French', 'I prefer short answers', 'please always/never X'",
+    "work: 'I work at/for X', 'I work as a X', 'my job is X', 'I'm (Name,) a X at Y', 'I'm working on X'",
+    "answer language and style: 'answer in French', 'I prefer short answers', 'keep answers short',\n"
+    "'give me SQL examples', 'please always/never X'",
     "likes and dislikes: 'I like/love/enjoy/prefer X', 'I dislike/hate/don't like X'",
     "skills written with a capital: 'I know/use/code in Python, Go and SQL'",
     "follow-ups: 'remind me to X', 'don't let me forget to X'",
@@ -48,6 +49,7 @@ MAX_PHRASE_WORDS = 10
 
 _TOKEN = r"\{\{PII_[A-Z][A-Z0-9_]*_[0-9a-f]{8}_[1-9][0-9]*\}\}"
 _PROPER = rf"(?:{_TOKEN}|[A-Z][\w'’&.-]*(?:\s+(?:[A-Z][\w'’&.-]*|&|of|de|la|del|von|van)){{0,3}})"
+_PERSON_TOKEN = r"\{\{PII_PERSON_[0-9a-f]{8}_[1-9][0-9]*\}\}"
 _PHRASE = r"([^.!?;\n]+)"
 _I_AM = r"(?:I am|I'm|I’m|Im)"
 _LANGUAGES = frozenset({
@@ -251,6 +253,10 @@ def _name_rules(s: str, seq: int) -> list[Finding]:
     if m := re.search(rf"(?i:\bmy name is)\s+({_PROPER})", s):
         name = _proper(m.group(1))
         out.append(Finding("Identity", f"- Name: {name}", f"User's name is {name}", "name", seq, key="Name"))
+    elif m := re.search(rf"(?i:\b(?:{_I_AM}|this is))\s+({_PERSON_TOKEN})", s):
+        # "I am X" names the user only when X is a name the detector masked: "I am French" is not one.
+        name = m.group(1)
+        out.append(Finding("Identity", f"- Name: {name}", f"User's name is {name}", "name", seq, key="Name"))
     if m := re.search(rf"(?i:\bcall me)\s+({_PROPER})", s):
         name = _proper(m.group(1))
         out.append(
@@ -283,7 +289,9 @@ def _work_rules(s: str, seq: int) -> list[Finding]:
     if m := re.search(rf"(?i:\bI work as|\bmy (?:job|role|position|job title) is)\s+{_PHRASE}", s):
         role = _clean(re.sub(r"(?i)^(?:an?|the)\s+", "", m.group(1)))
         role = re.split(r"(?i)\s+(?:at|for)\s+", role)[0]
-    elif m := re.search(rf"(?i:\b{_I_AM}\s+an?)\s+([a-z][a-z -]{{2,40}}?)\s+(?:at|for)\s+({_PROPER})", s):
+    elif m := re.search(
+        rf"(?i:\b{_I_AM}\s+(?:{_PROPER},\s+)?an?)\s+([a-z][a-z -]{{2,40}}?)\s+(?:at|for)\s+({_PROPER})", s
+    ):
         role = m.group(1).strip()
         if not any(f.subject == "employer" for f in out):
             org = _proper(m.group(2))
@@ -323,6 +331,22 @@ def _preference_rules(s: str, seq: int) -> list[Finding]:
                     seq,
                     key="Language",
                 )
+            )
+    if m := re.search(
+        r"(?i:\bkeep (?:the |your |my )?(answers|responses|replies|explanations) )(short|brief|concise|simple)", s
+    ):
+        what = f"{m.group(2).casefold()} {m.group(1).casefold()}"
+        out.append(
+            Finding("Communication Preferences", f"- Prefers: {what}", f"User prefers {what}",
+                    f"preference:{_head(what)}", seq, replaces_prefixes=(f"- Avoid: {what}",))
+        )
+    if m := re.search(r"(?i:\b(?:give|show) me)\s+([^.!?;,\n]+)", s):
+        what = _clean(m.group(1))
+        # "give me SQL examples" asks for a style of answer; "give me a refund" is a request, not a preference.
+        if _COMMUNICATION_WORDS.search(what) and _is_object(what):
+            out.append(
+                Finding("Communication Preferences", f"- Prefers: {what}", f"User prefers {_third_person(what)}",
+                        f"preference:{_head(what)}", seq, replaces_prefixes=(f"- Avoid: {what}",))
             )
     if m := re.search(rf"(?i:\bplease (always|never|don't|do not))\s+{_PHRASE}", s):
         mode = "never" if m.group(1).casefold() in ("never", "don't", "do not") else "always"
