@@ -16,7 +16,10 @@ from three kinds of evidence:
   as PERSON with score 0.9 so that it wins over spaCy's 0.85 for the same span.
 
 A gazetteer candidate that overlaps an entity spaCy labelled an event, a law, a language or an amount
-is left to spaCy, and so is one word after a preposition of place ("flew to Coles"). Stop words that
+is left to spaCy, and so is one word after a preposition of place ("flew to Coles") and one word that
+is also an English verb, adjective or adverb by WordNet (``english_words``: "Love the colours!",
+"Glad to hear"; a lower-case pair or list has none of those either: "long way", "true story"). A
+place spaCy found whose first word WordNet knows ("London", "Chad") stays a place. Stop words that
 start a run ("The", "Maybe") are trimmed off it and end it inside, and a possessive "'s" is not part
 of the name.
 """
@@ -28,6 +31,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import NameGazetteer, ordinary_words, shared_gazetteer
 
 if TYPE_CHECKING:
@@ -38,6 +42,8 @@ PERSON = "PERSON"
 CUE_SCORE = 0.9
 GAZETTEER_SCORE = 0.6
 RELABEL_SCORE = 0.9
+# spaCy labels (after Presidio's mapping) whose span may be a person's name spaCy did not know.
+_RELABELLED = frozenset({"LOCATION", "ORGANIZATION", "PRODUCT", "FAC", "WORK_OF_ART"})
 # spaCy labels (after Presidio's mapping) that are never a name: a gazetteer word inside one is left alone.
 _NOT_NAMES = frozenset(
     {"EVENT", "LAW", "LANGUAGE", "MONEY", "PERCENT", "QUANTITY"}
@@ -138,6 +144,9 @@ class PersonNameFinder:
         """PERSON spans ``(start, end, score)`` of ``text``, given spaCy's ``(label, start, end)``."""
         gazetteer = self.gazetteer
         ordinary = ordinary_words()
+        english = wordnet_words(VERB, ADJECTIVE, ADVERB)  # "Glad", "Love", "Long": words before names
+        verbs = wordnet_words(VERB, ADVERB)
+        known = wordnet_words(VERB, ADJECTIVE, ADVERB, NOUN)  # places too: "London", "Chad"
         words = _words(text)
         blocked = [(start, end) for label, start, end in entities if label in _NOT_NAMES]
         found: list[tuple[int, int, float]] = []
@@ -184,6 +193,8 @@ class PersonNameFinder:
                 continue
             if len(run) == 1 and _PLACE_BEFORE.search(text, 0, run[0].start):
                 continue  # "flew to Coles", "I am in Akureyri": one word after a place's preposition
+            if len(run) == 1 and run[0].text.casefold() in english:
+                continue  # "Love it!", "Glad to hear": one word that is also an English verb or adjective
             if gazetteer.is_first(run[0].text):
                 add(run[0].start, run[-1].end, GAZETTEER_SCORE)
         # Lower-case given name + surname.
@@ -194,20 +205,31 @@ class PersonNameFinder:
                 and text[first.end : second.start] == " "
                 and gazetteer.is_first(first.text)
                 and gazetteer.is_last(second.text)
+                and first.text not in english
+                and second.text not in english
             ):
                 add(first.start, second.end, GAZETTEER_SCORE)
         # A list of three or more lower-case words, all given names: "silvana, adam, chad and caleb".
         for match in _LIST.finditer(text):
             items = [word for word in _words(match.group()) if word.text != "and"]
-            if len(items) >= 3 and all(word.text.islower() and gazetteer.is_first(word.text) for word in items):
+            if len(items) >= 3 and all(
+                word.text.islower() and gazetteer.is_first(word.text) and word.text not in english for word in items
+            ):
                 for word in items:
                     add(match.start() + word.start, match.start() + word.end, GAZETTEER_SCORE)
-        # spaCy's places, organisations, products that are names (a nationality is an adjective: "French").
+        # spaCy's places, organisations, products that are names (a nationality is an adjective: "French");
+        # a place WordNet knows ("London") stays a place.
         for label, start, end in entities:
-            if label in (PERSON, "NRP") or label in _NOT_NAMES or _PLACE_BEFORE.search(text, 0, start):
+            if label not in _RELABELLED or _PLACE_BEFORE.search(text, 0, start):
                 continue
             parts = [word for word in words if start <= word.start and word.end <= end]
-            if parts and gazetteer.is_first(parts[0].text) and all(gazetteer.is_name(p.text) for p in parts[1:]):
+            if (
+                parts
+                and gazetteer.is_first(parts[0].text)
+                and all(gazetteer.is_name(part.text) for part in parts[1:])
+                and not (label == "LOCATION" and parts[0].text.casefold() in known)
+                and not (len(parts) == 1 and parts[0].text.casefold() in verbs)
+            ):
                 found.append((start, end, RELABEL_SCORE))
         return found
 
