@@ -111,6 +111,55 @@ def _distribution_name(requirement: str) -> str:
     return requirement.split("[", 1)[0]
 
 
+# The marker environment of the Lambda runtime the layer is built for.
+LAMBDA_MARKERS = {
+    "python_version": PYTHON_VERSION, "python_full_version": f"{PYTHON_VERSION}.0", "sys_platform": "linux",
+    "platform_system": "Linux", "platform_machine": "aarch64", "os_name": "posix",
+    "implementation_name": "cpython", "platform_python_implementation": "CPython",
+}  # fmt: skip
+
+
+def layer_distributions(requirements: tuple[str, ...] = LAYER_REQUIREMENTS) -> set[str]:
+    """The distributions pip puts in the layer: the requirements and everything they require, transitively.
+
+    Read from this environment's installed metadata, with the Lambda runtime's markers (Linux, aarch64,
+    CPython PYTHON_VERSION) and each requirement's extras; names are normalised (PEP 503).
+    """
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    found: set[str] = set()
+    pending = [(Requirement(text), "") for text in requirements]
+    while pending:
+        requirement, extra = pending.pop()
+        if requirement.marker is not None and not requirement.marker.evaluate({**LAMBDA_MARKERS, "extra": extra}):
+            continue
+        name = canonicalize_name(requirement.name)
+        try:
+            distribution = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue  # required only where this venv did not need it; pip resolves it for the layer
+        extras = requirement.extras or {""}
+        if name in found and extras == {""}:
+            continue
+        found.add(name)
+        for text in distribution.requires or []:
+            for wanted in extras | {""}:
+                pending.append((Requirement(text), wanted))
+    return found
+
+
+def layer_import_names(requirements: tuple[str, ...] = LAYER_REQUIREMENTS) -> set[str]:
+    """The top-level modules the layer provides (of this environment's installed distributions)."""
+    from packaging.utils import canonicalize_name
+
+    inside = layer_distributions(requirements)
+    return {
+        module for module, distributions in metadata.packages_distributions().items()
+        if any(canonicalize_name(d) in inside for d in distributions)
+    }  # fmt: skip
+
+
 def pinned_requirements() -> list[str]:
     """Each layer requirement pinned to the version installed in this environment.
 

@@ -2,7 +2,7 @@
 """Build the Lambda dependency layer (`make bundle`): build/lambda-layer.zip and its stamp.
 
     .venv/bin/python scripts/bundle_lambda.py           # build (needs PyPI)
-    .venv/bin/python scripts/bundle_lambda.py --check   # is the built layer usable? (offline)
+    .venv/bin/python scripts/bundle_lambda.py --check   # is the built layer usable, complete? (offline)
 
 The layer holds `infra.bundling.LAYER_REQUIREMENTS`, each pinned to the version
 installed in this venv (what the tests ran against), as manylinux (2014 to 2_34) aarch64
@@ -34,6 +34,7 @@ from infra.bundling import (
     LAYER_ZIP,
     PYTHON_VERSION,
     find_layer,
+    layer_import_names,
     layer_recipe,
     pinned_requirements,
 )
@@ -121,7 +122,18 @@ def build() -> int:
     }
     LAYER_STAMP.write_text(json.dumps(stamp, indent=2) + "\n")
     print(f"{LAYER_ZIP}: {zip_bytes / 2**20:.1f} MiB zipped, {size / 2**20:.1f} MiB unzipped, sha256 {sha256[:16]}")
+    missing = missing_modules(LAYER_ZIP)
+    if missing:
+        print(f"the layer lacks modules its requirements need here: {', '.join(missing)}", file=sys.stderr)
+        return 1
     return 0
+
+
+def missing_modules(zip_path: Path) -> list[str]:
+    """Top-level modules this venv's copy of the layer's requirements has and the built zip does not."""
+    with zipfile.ZipFile(zip_path) as archive:
+        present = {name.split("/")[1].split(".")[0] for name in archive.namelist() if name.count("/") >= 1}
+    return sorted(name for name in layer_import_names() if name.split(".")[0] not in present)
 
 
 def check() -> int:
@@ -131,6 +143,10 @@ def check() -> int:
         return 1
     if status.drift:
         print(status.drift, file=sys.stderr)
+        return 1
+    missing = missing_modules(LAYER_ZIP)
+    if missing:
+        print(f"{LAYER_ZIP} lacks modules its requirements need here: {', '.join(missing)}", file=sys.stderr)
         return 1
     print(f"{LAYER_ZIP}: usable (sha256 {status.bundle.sha256[:16]})")
     return 0

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -37,6 +38,12 @@ def served(tmp_path: Path) -> Iterator[str]:
             line = process.stderr.readline()
             found = re.search(r"listening on (http://\S+)", line)
             if found:
+                # The document is built on its first request (seconds on a loaded machine); schemathesis
+                # gives its loader 10 s, so the fixture asks first, with time to spare.
+                request = urllib.request.Request(f"{found.group(1)}/v1/openapi.json",
+                                                 headers={"Authorization": f"Bearer {TOKEN}"})
+                with urllib.request.urlopen(request, timeout=120) as answer:
+                    assert answer.status == 200
                 yield found.group(1)
                 break
             if not line and process.poll() is not None:

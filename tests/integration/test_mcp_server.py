@@ -77,6 +77,23 @@ def test_tools_list_names_every_tool_with_the_schema_of_its_request_model(local)
     assert retrieve["required"] == ["input"]
     assert retrieve["properties"]["tokenBudget"]["minimum"] == 100
     assert by_name["give_feedback"].input_schema["properties"]["rating"]["enum"] == ["up", "down"]
+    assert by_name["list_runs"].annotations.read_only_hint
+
+
+def test_the_list_runs_schema_accepts_what_the_runs_route_does(local):
+    """The tool's model and the route's query parameters, as the OpenAPI document has them, agree."""
+    document = local.request("GET", "/v1/openapi.json")
+    parameters = {p["name"]: p["schema"] for p in document["paths"]["/v1/agents/{agentId}/runs"]["get"]["parameters"]}
+    tool = next(spec for spec in TOOLS if spec.name == "list_runs").arguments.model_json_schema(by_alias=True)
+    assert set(tool["properties"]) == set(parameters) - {"agentId"}
+    limit, route_limit = tool["properties"]["limit"], parameters["limit"]
+    assert (limit["minimum"], limit["maximum"], limit["default"]) == (
+        route_limit["minimum"], route_limit["maximum"], route_limit["default"])
+    assert tool["properties"]["feedback"]["enum"] == parameters["feedback"]["enum"]
+    assert tool["properties"]["feedback"]["default"] == parameters["feedback"]["default"]
+    cursor = next(b for b in tool["properties"]["cursor"]["anyOf"] if b.get("type") == "string")
+    route_cursor = next(b for b in parameters["cursor"]["anyOf"] if b.get("type") == "string")
+    assert cursor["maxLength"] == route_cursor["maxLength"]
 
 
 def test_every_tool_works_in_process_and_feedback_becomes_a_lesson_of_the_next_run(local):
@@ -94,6 +111,14 @@ def test_every_tool_works_in_process_and_feedback_becomes_a_lesson_of_the_next_r
 
         (lesson,) = await eventually(lessons)
         assert lesson["comment"] == COMMENT
+        other = payload(await c.call_tool("record_run", {"input": "Audit the autumn intro", "output": "ok"}))["runId"]
+        down = payload(await c.call_tool("list_runs", {"feedback": "down"}))["items"]
+        assert [r["runId"] for r in down] == [run_id] and down[0]["feedback"][0]["comment"] == COMMENT
+        awaiting = payload(await c.call_tool("list_runs", {"feedback": "none", "limit": 1}))
+        assert [r["runId"] for r in awaiting["items"]] == [other] and awaiting["nextCursor"] is None
+        first = payload(await c.call_tool("list_runs", {"limit": 1}))
+        rest = payload(await c.call_tool("list_runs", {"limit": 1, "cursor": first["nextCursor"]}))
+        assert [r["runId"] for r in first["items"] + rest["items"]] == [other, run_id]
         marked = payload(await c.call_tool("mark_lesson", {"memoryId": lesson["memoryId"], "importance": "important"}))
         assert marked["importance"] == 1.5
         second = payload(await c.call_tool("retrieve_memory", {"input": TASK}))
@@ -140,6 +165,7 @@ BAD_ARGUMENTS: dict[str, dict[str, Any]] = {
     "record_run": {"input": "x"},
     "set_run_output": {"runId": "bad id!", "output": "x"},
     "give_feedback": {"runId": "run_1", "rating": "meh"},
+    "list_runs": {"feedback": "maybe", "limit": 500},
     "list_lessons": {"limit": 0},
     "mark_lesson": {"memoryId": "m1", "importance": 7},
     "delete_lesson": {},

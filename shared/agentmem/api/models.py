@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 
 from agentmem.domain.ids import ID_REGEX
+from agentmem.domain.models import VerdictFilter
 
 MAX_INPUT_CHARS = 32_000
 MAX_OUTPUT_CHARS = 100_000
@@ -62,4 +63,18 @@ class FeedbackRequest(_Body):
 class MemoryPatchRequest(_Body):
     importance: Literal["important", "unimportant", "neutral"] | Annotated[Number, Field(ge=0.0, le=2.0)] = (
         Field(description="important (x1.5), unimportant (x0.3), neutral (x1.0), or a multiplier in [0, 2].")
+    )
+
+
+class RunsListQuery(_Body):
+    """The query of `GET /v1/agents/{agentId}/runs` (the route declares the same constraints, tested)."""
+
+    limit: Integer = Field(20, ge=1, le=100, description="Page size (1-100, default 20).")
+    cursor: str | None = Field(
+        None, max_length=2048, description="`nextCursor` of the previous page (of the same `feedback` filter)."
+    )
+    feedback: VerdictFilter = Field(
+        "any",
+        description="none: runs awaiting a verdict; up / down: runs whose newest feedback has that rating; "
+        "any (default): every run.",
     )

@@ -12,6 +12,7 @@ and fails with the contract's error (turned into a tool error that the model can
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -27,6 +28,7 @@ from agentmem.api.models import (
     RetrieveRequest,
     RunCreateRequest,
     RunOutputRequest,
+    RunsListQuery,
 )
 from functions.conversations.handler import AppendTurnsRequest, UnmaskRequest
 from functions.conversations.profile_routes import ProfileEditRequest
@@ -92,6 +94,10 @@ _PAGE = {
 }
 
 
+Call = Callable[[Any, "Identity", dict[str, Any]], Any]
+"""A tool's call: (MemoryClient, whom it acts for, validated arguments by alias) -> the JSON answer."""
+
+
 @dataclass(frozen=True)
 class ToolSpec:
     """One MCP tool: its name, words for the model, argument model, and the request it makes."""
@@ -101,7 +107,7 @@ class ToolSpec:
     description: str
     arguments: type[BaseModel]
     scope: Scope
-    call: Callable[[Any, Identity, dict[str, Any]], Any]
+    call: Call
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
@@ -164,12 +170,6 @@ def _record_run(client: Any, who: Identity, args: dict[str, Any]) -> Any:
     return client.request("POST", f"/v1/agents/{_agent(who)}/runs", json_body=body)
 
 
-def _set_output(client: Any, who: Identity, args: dict[str, Any]) -> Any:
-    run_id = args.pop("runId")
-    client.request("PUT", f"/v1/agents/{_agent(who)}/runs/{_seg(run_id)}/output", json_body=_body(args))
-    return {"runId": run_id, "status": "recorded"}
-
-
 def _feedback(client: Any, who: Identity, args: dict[str, Any]) -> Any:
     run_id = args.pop("runId")
     # MemoryClient.feedback sends an Idempotency-Key, so a retried call makes one lesson.
@@ -177,29 +177,33 @@ def _feedback(client: Any, who: Identity, args: dict[str, Any]) -> Any:
     return receipt.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
-def _list_lessons(client: Any, who: Identity, args: dict[str, Any]) -> Any:
-    return client.request("GET", f"/v1/agents/{_agent(who)}/memories", query=_body(args))
+def _route(method: str, path: str, *, owner: Scope = "agent", send: Literal["query", "body"] | None = None,
+           receipt: str | None = None) -> Call:
+    """A tool call that is one request to `path` below the agent's (or user's) URL.
 
+    `{name}` in `path` takes the argument of that alias (as a path segment); the other arguments go as
+    the query or the body (`send`). With `receipt`, the answer is the path's ids and that status (for a
+    204), else the route's own JSON.
+    """
+    names = re.findall(r"{(\w+)}", path)
 
-def _mark_lesson(client: Any, who: Identity, args: dict[str, Any]) -> Any:
-    memory = _seg(args.pop("memoryId"))
-    return client.request("PATCH", f"/v1/agents/{_agent(who)}/memories/{memory}", json_body=_body(args))
+    def call(client: Any, who: Identity, args: dict[str, Any]) -> Any:
+        base = f"/v1/agents/{_agent(who)}" if owner == "agent" else f"/v1/users/{_user(who)}"
+        ids = {name: args.pop(name) for name in names}
+        rest = _body(args)
+        answer = client.request(
+            method, f"{base}/{path.format(**{k: _seg(v) for k, v in ids.items()})}",
+            query=rest if send == "query" else None, json_body=rest if send == "body" else None,
+        )
+        return {**ids, "status": receipt} if receipt else answer
 
-
-def _delete_lesson(client: Any, who: Identity, args: dict[str, Any]) -> Any:
-    memory = _seg(args["memoryId"])
-    client.request("DELETE", f"/v1/agents/{_agent(who)}/memories/{memory}")
-    return {"memoryId": args["memoryId"], "status": "deleted"}
+    return call
 
 
 def _append_turns(client: Any, who: Identity, args: dict[str, Any]) -> Any:
     user, thread = _user(who), _thread(who, args)
     turns = [{"role": t["role"], "content": t["content"]} for t in args["turns"]]
     return client.request("POST", f"/v1/users/{user}/threads/{thread}/turns", json_body={"turns": turns})
-
-
-def _get_profile(client: Any, who: Identity, args: dict[str, Any]) -> Any:
-    return client.request("GET", f"/v1/users/{_user(who)}/profile")
 
 
 def _edit_profile(client: Any, who: Identity, args: dict[str, Any]) -> Any:
@@ -219,11 +223,6 @@ def _list_facts(client: Any, who: Identity, args: dict[str, Any]) -> Any:
     if query.pop("includeSuperseded", False):
         query["includeSuperseded"] = "true"
     return client.request("GET", f"/v1/users/{_user(who)}/facts", query=query)
-
-
-def _delete_fact(client: Any, who: Identity, args: dict[str, Any]) -> Any:
-    client.request("DELETE", f"/v1/users/{_user(who)}/facts/{_seg(args['factId'])}")
-    return {"factId": args["factId"], "status": "deleted"}
 
 
 def _unmask(client: Any, who: Identity, args: dict[str, Any]) -> Any:
@@ -270,7 +269,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         description="Record the output you produced for a run that `retrieve_memory` started (by its `runId`).",
         arguments=arguments_model("SetRunOutputArguments", RunOutputRequest, extra={"run_id": _RUN_ID}),
         scope="agent",
-        call=_set_output,
+        call=_route("PUT", "runs/{runId}/output", send="body", receipt="recorded"),
         idempotent=True,
     ),
     ToolSpec(
@@ -286,6 +285,20 @@ TOOLS: tuple[ToolSpec, ...] = (
         call=_feedback,
     ),
     ToolSpec(
+        name="list_runs",
+        title="List runs",
+        description=(
+            "The agent's runs, newest first: the editors' review queue. `feedback` \"none\" lists the runs "
+            "awaiting a verdict (give one with `give_feedback`), \"up\" or \"down\" those whose newest feedback "
+            "has that rating, \"any\" every run. Each item has `runId`, the masked `input` and `output` (cut to "
+            "a snippet), `userId`, the injected lessons and the feedback given. Page with `cursor`."
+        ),
+        arguments=arguments_model("ListRunsArguments", RunsListQuery),
+        scope="agent",
+        call=_route("GET", "runs", send="query"),
+        read_only=True,
+    ),
+    ToolSpec(
         name="list_lessons",
         title="List lessons",
         description=(
@@ -294,7 +307,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         arguments=arguments_model("ListLessonsArguments", extra=_PAGE),
         scope="agent",
-        call=_list_lessons,
+        call=_route("GET", "memories", send="query"),
         read_only=True,
     ),
     ToolSpec(
@@ -306,7 +319,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         arguments=arguments_model("MarkLessonArguments", MemoryPatchRequest, extra={"memory_id": _MEMORY_ID}),
         scope="agent",
-        call=_mark_lesson,
+        call=_route("PATCH", "memories/{memoryId}", send="body"),
         idempotent=True,
     ),
     ToolSpec(
@@ -315,7 +328,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         description="Delete a lesson: it is never retrieved again.",
         arguments=arguments_model("DeleteLessonArguments", extra={"memory_id": _MEMORY_ID}),
         scope="agent",
-        call=_delete_lesson,
+        call=_route("DELETE", "memories/{memoryId}", receipt="deleted"),
         destructive=True,
         idempotent=True,
     ),
@@ -340,7 +353,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         arguments=arguments_model("GetProfileArguments"),
         scope="user",
-        call=_get_profile,
+        call=_route("GET", "profile", owner="user"),
         read_only=True,
     ),
     ToolSpec(
@@ -392,7 +405,7 @@ TOOLS: tuple[ToolSpec, ...] = (
             "DeleteFactArguments", extra={"fact_id": _id_field("factId", "The fact's `factId`.")}
         ),
         scope="user",
-        call=_delete_fact,
+        call=_route("DELETE", "facts/{factId}", owner="user", receipt="deleted"),
         destructive=True,
         idempotent=True,
     ),
