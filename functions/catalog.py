@@ -82,6 +82,8 @@ FUNCTIONS: tuple[FunctionSpec, ...] = (
             ("POST", "/v1/users/{userId}/threads/{threadId}/turns"),
             ("GET", "/v1/users/{userId}/threads/{threadId}/turns"),
             ("POST", "/v1/users/{userId}/threads/{threadId}/unmask"),
+            ("DELETE", "/v1/users/{userId}/threads/{threadId}/turns"),
+            ("DELETE", "/v1/users/{userId}/threads/{threadId}"),
             ("GET", "/v1/users/{userId}/profile"),
             ("PUT", "/v1/users/{userId}/profile"),
             ("GET", "/v1/users/{userId}/profile/versions"),

@@ -6,7 +6,7 @@ import importlib
 import importlib.util
 from typing import Annotated, Any, Literal
 
-from agentmem.api.idempotency import append_turns_once
+from agentmem.api.idempotency import append_turns_once, forget_turn_appends
 from agentmem.api.observability import logger, metrics, tracer
 from agentmem.api.resolver import IdempotencyKey, PathId, json_response, make_resolver, no_content
 from agentmem.domain.timestamps import iso_utc
@@ -22,6 +22,8 @@ from pydantic import BaseModel, ConfigDict, Field
 MAX_TURN_CHARS = 32_000
 MAX_TURNS_PER_REQUEST = 50
 MAX_UNMASK_CHARS = 100_000
+# A turn's seq has 12 digits in DynamoDB's sort key.
+MAX_SEQ = 999_999_999_999
 PROFILE_ROUTES = "functions.conversations.profile_routes"
 ITEM_ROUTES = "functions.conversations.item_routes"
 
@@ -79,6 +81,8 @@ def append_turns(
         stored = service.append_turns(
             userId, threadId, [TurnInput(role=turn.role, content=turn.content) for turn in request.turns]
         )
+        if idempotency_key is not None:  # found again if these turns are deleted, to forget the key with them
+            service.remember_append_key(userId, threadId, stored, idempotency_key)
         metrics.add_metric(name="TurnsAppended", unit="Count", value=len(stored))
         return {"userId": userId, "threadId": threadId, "turns": [turn_json(turn) for turn in stored]}
 
@@ -110,6 +114,58 @@ def list_turns(
 )
 def unmask_text(userId: PathId, threadId: PathId, request: Annotated[UnmaskRequest, Body()]) -> dict[str, Any]:
     return {"text": conversations().unmask(userId, threadId, request.text)}
+
+
+DELETION_LIMITS = """\
+**What is not undone.** Transcripts are append-only: a stored turn is never edited, but the user may
+delete their turns. What consolidation already learnt from them stays: the profile's text and the facts
+(edit the profile with `PUT .../profile`, delete facts with `DELETE .../facts/{factId}`, or erase the
+user), and so do runs and lessons that quoted them. Everything else about the turns goes with them:
+the turns, their entries in the recall indexes (keyword and vector), so `retrieve` never recalls them,
+and the idempotency records of the appends that stored them, so a retried append stores its turns again
+rather than answering with turns that are gone. The profile's consolidation watermark for the thread
+goes back to the last turn kept (a new profile version with the same text), so turns appended next,
+which get the deleted `seq`s again, are consolidated like any new turn. The vault keeps the user's
+tokens (other threads may use them); erasing the user destroys them.
+
+**Windows.** A turn appended while the deletion runs, at or after `fromSeq`, is deleted too. An
+indexing or consolidation already running on the deleted turns may finish after the deletion: a turn
+it indexes that is gone is never recalled (recall reads the transcript), and deleting again removes it.
+"""
+
+
+def _forget_appends(user_id: str, thread_id: str, keys: list[str]) -> None:
+    services = get_services()
+    forget_turn_appends(services.turns_idempotency_store(), conversations().tenant, user_id, thread_id, keys)
+
+
+@router.delete(
+    "/v1/users/<userId>/threads/<threadId>/turns",
+    summary="Delete a thread's turns from fromSeq on: the tail of the transcript, answered with what went",
+    description="Removes every turn with `seq >= fromSeq` and answers 200 with them (masked, oldest first): "
+    "`turns` is empty when there were none (idempotent). The next turn appended gets `fromSeq` as its "
+    "`seq`.\n\n" + DELETION_LIMITS,
+)
+def delete_turns(
+    userId: PathId,
+    threadId: PathId,
+    fromSeq: Annotated[int, Query(ge=1, le=MAX_SEQ, description="The first seq to delete")],
+) -> dict[str, Any]:
+    removed = conversations().delete_turns(userId, threadId, fromSeq, _forget_appends)
+    metrics.add_metric(name="TurnsDeleted", unit="Count", value=len(removed))
+    return {"userId": userId, "threadId": threadId, "turns": [turn_json(turn) for turn in removed]}
+
+
+@router.delete(
+    "/v1/users/<userId>/threads/<threadId>",
+    summary="Delete a thread: every turn, their recall entries and idempotency records",
+    description="Idempotent; 204 also for a thread with no turns. A thread of the same id started later "
+    "begins again at `seq` 1.\n\n" + DELETION_LIMITS,
+)
+def delete_thread(userId: PathId, threadId: PathId) -> Response[Any]:
+    removed = conversations().delete_turns(userId, threadId, 1, _forget_appends)
+    metrics.add_metric(name="TurnsDeleted", unit="Count", value=len(removed))
+    return no_content()
 
 
 ERASE_DESCRIPTION = """\

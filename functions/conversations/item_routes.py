@@ -3,15 +3,18 @@
 An item is a JSON object under a key, in a namespace below its owner: `("memories",)` of user
 `u-1` is `/v1/users/u-1/items?namespace=memories`. Namespace labels are joined with "." in a query
 string (LangGraph forbids "." in a label), and sent as a list in a body. A user's item values are
-masked like turns; an indexed item is found by meaning through `POST .../items/search`.
+masked like turns (an agent's with the agent's own subject); an indexed item is found by meaning through
+`POST .../items/search`; an item put with a `ttl` (minutes) expires, and reads refresh it by default.
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 import re
 from typing import Annotated, Any
 
+from agentmem.api.models import Number
 from agentmem.api.resolver import PathId, no_content
 from agentmem.domain.errors import BackendUnavailable, InvalidInput, TooLarge
 from agentmem.domain.timestamps import iso_utc
@@ -30,6 +33,9 @@ LABEL_PATTERN = r"^[^.\x00-\x1f]{1,128}$"
 Label = Annotated[str, Field(pattern=LABEL_PATTERN)]
 NamespaceQuery = Annotated[str, Query(max_length=1400, description="The namespace's labels joined with '.'")]
 KeyQuery = Annotated[str, Query(min_length=1, max_length=512)]
+RefreshQuery = Annotated[bool, Query(description="Restart the item's TTL, if it has one (default true)")]
+# Ten years: LangGraph's TTLs are minutes.
+MAX_TTL_MINUTES = 10 * 365 * 24 * 60
 
 router = Router()
 
@@ -45,6 +51,11 @@ class PutItemRequest(_Body):
     index: StrictBool | list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
         default=True, description="Embed the value's text for search (true), not at all (false), or these fields"
     )
+    ttl: Number | None = Field(
+        default=None, gt=0, le=MAX_TTL_MINUTES,
+        description="Minutes the item lives after it is written or (reads refresh it by default) last read; "
+        "none: for ever. An expired item is never read again; the store deletes it later.",
+    )
 
 
 class SearchItemsRequest(_Body):
@@ -53,6 +64,9 @@ class SearchItemsRequest(_Body):
     filter: dict[str, Any] | None = Field(default=None, description="Top-level fields the value must equal")
     limit: StrictInt = Field(default=10, ge=1, le=100)
     offset: StrictInt = Field(default=0, ge=0, le=1000)
+    refresh_ttl: StrictBool = Field(
+        default=True, alias="refreshTtl", description="Restart the TTL of the items found (those that have one)"
+    )
 
 
 def items() -> ItemService:
@@ -66,6 +80,7 @@ def item_json(item: Item) -> dict[str, Any]:
     return {
         "namespace": list(item.namespace), "key": item.key, "value": item.value,
         "createdAt": iso_utc(item.created_at), "updatedAt": iso_utc(item.updated_at),
+        "expiresAt": None if item.expires_at is None else iso_utc(item.expires_at),
     }
 
 
@@ -88,13 +103,13 @@ def _put(kind: OwnerKind, owner: str, request: PutItemRequest) -> dict[str, Any]
     if len(json.dumps(request.value)) > MAX_VALUE_BYTES:
         raise TooLarge(f"an item's value is at most {MAX_VALUE_BYTES} bytes of JSON")
     index = request.index if isinstance(request.index, bool) else tuple(request.index)
-    return item_json(items().put(kind, owner, request.namespace, request.key, request.value, index))
+    return item_json(items().put(kind, owner, request.namespace, request.key, request.value, index, request.ttl))
 
 
 def _search(kind: OwnerKind, owner: str, request: SearchItemsRequest) -> dict[str, Any]:
     hits = items().search(
         kind, owner, request.namespace_prefix, query=request.query, filter=request.filter,
-        limit=request.limit, offset=request.offset,
+        limit=request.limit, offset=request.offset, refresh_ttl=request.refresh_ttl,
     )
     return {"items": [hit_json(hit) for hit in hits]}
 
@@ -103,53 +118,61 @@ def _namespaces(kind: OwnerKind, owner: str) -> dict[str, Any]:
     return {"namespaces": [list(ns) for ns in items().namespaces(kind, owner)]}
 
 
-@router.put("/v1/users/<userId>/items", summary="Store a JSON value under a key in one of the user's namespaces")
-def put_user_item(userId: PathId, request: Annotated[PutItemRequest, Body()]) -> dict[str, Any]:
-    return _put("users", userId, request)
+def _routes(kind: OwnerKind, param: str, whose: str, label: str) -> None:
+    """The five item routes of one owner kind, under `/v1/{kind}/<param>/items` (`whose`: "the user's").
+
+    One set of handlers for users and agents: each is registered with a signature whose path
+    parameter is this kind's (`userId`, `agentId`), which is what powertools validates and documents.
+    """
+    base = f"/v1/{kind}/<{param}>/items"
+    owner = inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=PathId)
+    keyword, empty = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.empty
+
+    def route(method: str, path: str, name: str, summary: str, returns: Any, **params: tuple[Any, Any]) -> Any:
+        def register(handler: Any) -> Any:
+            def endpoint(**arguments: Any) -> Any:
+                return handler(arguments.pop(param), **arguments)
+
+            endpoint.__name__ = endpoint.__qualname__ = name.format(label)  # the OpenAPI operationId's stem
+            endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+                [owner, *(inspect.Parameter(n, keyword, annotation=a, default=d) for n, (a, d) in params.items())],
+                return_annotation=returns,
+            )
+            getattr(router, method)(path, summary=summary)(endpoint)
+            return handler
+
+        return register
+
+    keys = {"namespace": (NamespaceQuery, empty), "key": (KeyQuery, empty)}
+    put_body = {"request": (Annotated[PutItemRequest, Body()], empty)}
+    search_body = {"request": (Annotated[SearchItemsRequest, Body()], empty)}
+
+    @route("put", base, "put_{}_item", f"Store a JSON value under a key in one of {whose} namespaces",
+           dict[str, Any], **put_body)
+    def put(owner_id: str, request: PutItemRequest) -> dict[str, Any]:
+        return _put(kind, owner_id, request)
+
+    @route("get", base, "get_{}_item", f"One of {whose} items (404 when there is none, or it expired)",
+           dict[str, Any], **keys, refreshTtl=(RefreshQuery, True))
+    def get(owner_id: str, namespace: str, key: str, refreshTtl: bool) -> dict[str, Any]:
+        return item_json(items().get(kind, owner_id, parse_namespace(namespace), key, refresh_ttl=refreshTtl))
+
+    @route("delete", base, "delete_{}_item", f"Delete one of {whose} items (204 also when there was none)",
+           Response[Any], **keys)
+    def delete(owner_id: str, namespace: str, key: str) -> Response[Any]:
+        items().delete(kind, owner_id, parse_namespace(namespace), key)
+        return no_content()
+
+    @route("post", f"{base}/search", "search_{}_items",
+           f"{whose[:1].upper()}{whose[1:]} items under a namespace prefix, by meaning", dict[str, Any], **search_body)
+    def search(owner_id: str, request: SearchItemsRequest) -> dict[str, Any]:
+        return _search(kind, owner_id, request)
+
+    @route("get", f"{base}/namespaces", "list_{}_namespaces", f"The namespaces holding {whose} items",
+           dict[str, Any])
+    def namespaces(owner_id: str) -> dict[str, Any]:
+        return _namespaces(kind, owner_id)
 
 
-@router.get("/v1/users/<userId>/items", summary="One of the user's items (404 when there is none)")
-def get_user_item(userId: PathId, namespace: NamespaceQuery, key: KeyQuery) -> dict[str, Any]:
-    return item_json(items().get("users", userId, parse_namespace(namespace), key))
-
-
-@router.delete("/v1/users/<userId>/items", summary="Delete one of the user's items (204 also when there was none)")
-def delete_user_item(userId: PathId, namespace: NamespaceQuery, key: KeyQuery) -> Response[Any]:
-    items().delete("users", userId, parse_namespace(namespace), key)
-    return no_content()
-
-
-@router.post("/v1/users/<userId>/items/search", summary="The user's items under a namespace prefix, by meaning")
-def search_user_items(userId: PathId, request: Annotated[SearchItemsRequest, Body()]) -> dict[str, Any]:
-    return _search("users", userId, request)
-
-
-@router.get("/v1/users/<userId>/items/namespaces", summary="The namespaces holding the user's items")
-def list_user_namespaces(userId: PathId) -> dict[str, Any]:
-    return _namespaces("users", userId)
-
-
-@router.put("/v1/agents/<agentId>/items", summary="Store a JSON value under a key in one of the agent's namespaces")
-def put_agent_item(agentId: PathId, request: Annotated[PutItemRequest, Body()]) -> dict[str, Any]:
-    return _put("agents", agentId, request)
-
-
-@router.get("/v1/agents/<agentId>/items", summary="One of the agent's items (404 when there is none)")
-def get_agent_item(agentId: PathId, namespace: NamespaceQuery, key: KeyQuery) -> dict[str, Any]:
-    return item_json(items().get("agents", agentId, parse_namespace(namespace), key))
-
-
-@router.delete("/v1/agents/<agentId>/items", summary="Delete one of the agent's items (204 also when there was none)")
-def delete_agent_item(agentId: PathId, namespace: NamespaceQuery, key: KeyQuery) -> Response[Any]:
-    items().delete("agents", agentId, parse_namespace(namespace), key)
-    return no_content()
-
-
-@router.post("/v1/agents/<agentId>/items/search", summary="The agent's items under a namespace prefix, by meaning")
-def search_agent_items(agentId: PathId, request: Annotated[SearchItemsRequest, Body()]) -> dict[str, Any]:
-    return _search("agents", agentId, request)
-
-
-@router.get("/v1/agents/<agentId>/items/namespaces", summary="The namespaces holding the agent's items")
-def list_agent_namespaces(agentId: PathId) -> dict[str, Any]:
-    return _namespaces("agents", agentId)
+_routes("users", "userId", "the user's", "user")
+_routes("agents", "agentId", "the agent's", "agent")

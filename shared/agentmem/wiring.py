@@ -263,6 +263,7 @@ def build_turn_recall(
     """
     search = HybridTurnRetriever(settings.tenant, embedder=memory.embedder, vectors=memory.vectors, lexical=lexical)
     recall = TurnRecallService(tenant=settings.tenant, transcripts=conversations.transcripts, search=search)
+    conversations.thread_forgetters.append(recall.forget_thread_turns)
     if lexical is not None:
         keywords = lexical
         conversations.user_erasers.append(lambda tenant, user_id: keywords.delete_owner(tenant, "turn", user_id))
@@ -420,6 +421,7 @@ def build_user_memory(
         tenant=settings.tenant, transcripts=conversations.transcripts, profiles=profiles, facts=facts, llm=model
     )
     conversations.user_erasers.extend([profiles.erase_user, facts.erase_user, memory.erase_user_runs])
+    conversations.thread_forgetters.append(profiles.rewind_thread)
     if settings.backend == "local":
         from agentmem.adapters.local.sqlite_base import checkpoint_open_databases
 

@@ -96,3 +96,59 @@ def test_delete_owner_removes_that_owner_only(item_store):
     assert item_store.delete_owner("acme", "users", "ana") == 2
     assert item_store.namespaces("acme", "users", "ana") == []
     assert item_store.get("acme", "users", "bob", ("m",), "a") is not None
+
+
+# -- expiry (LangGraph's TTL) -----------------------------------------------------------------------
+
+T0 = 1_700_000_000.0
+
+
+def expiring(namespace: tuple[str, ...], key: str, expires_in: float, at: float = T0) -> Item:
+    return Item("acme", "users", "ana", namespace, key, {"text": key}, at, at, at + expires_in, expires_in / 60)
+
+
+def test_an_expired_item_is_never_read_and_a_live_one_is(item_store):
+    item_store.put(expiring(("m",), "short", 60))
+    item_store.put(expiring(("m",), "long", 600))
+    item_store.put(expiring(("gone",), "short", 60))
+    item_store.put(item(("m",), "forever", T0))
+    stored = item_store.get("acme", "users", "ana", ("m",), "short", now=T0 + 59)
+    assert stored is not None and (stored.expires_at, stored.ttl_minutes) == (T0 + 60, 1.0)
+
+    later = T0 + 61
+    assert item_store.get("acme", "users", "ana", ("m",), "short", now=later) is None
+    found = item_store.get_many("acme", "users", "ana", [(("m",), "short"), (("m",), "long")], now=later)
+    assert [i.key for i in found] == ["long"]
+    listed = item_store.list_items("acme", "users", "ana", (), limit=10, offset=0, now=later)
+    assert sorted(i.key for i in listed) == ["forever", "long"]
+    assert item_store.namespaces("acme", "users", "ana", now=later) == [("m",)]
+    # Without a `now` a reader sees what is stored (the service always gives one).
+    assert item_store.get("acme", "users", "ana", ("m",), "short") is not None
+
+
+def test_set_expiry_moves_an_items_expiry_and_ignores_an_item_that_is_gone(item_store):
+    item_store.put(expiring(("m",), "k", 60))
+    item_store.set_expiry("acme", "users", "ana", ("m",), "k", T0 + 300)
+    assert item_store.get("acme", "users", "ana", ("m",), "k", now=T0 + 200).expires_at == T0 + 300
+    item_store.set_expiry("acme", "users", "ana", ("m",), "never-put", T0 + 300)
+    assert item_store.get("acme", "users", "ana", ("m",), "never-put") is None
+    # Written again without a TTL, it lives for ever.
+    item_store.put(item(("m",), "k", T0 + 1))
+    again = item_store.get("acme", "users", "ana", ("m",), "k", now=T0 + 10_000)
+    assert again is not None and again.expires_at is None and again.ttl_minutes is None
+
+
+def test_in_dynamodb_an_expiring_item_carries_the_tables_ttl_attribute_in_whole_seconds(request, tmp_path):
+    from agentmem.adapters.aws.dynamodb_items import DynamoDbItemStore, item_sk, items_pk
+
+    from tests.contract.conftest import aws_client
+
+    request.getfixturevalue("moto")
+    create_table()
+    store = DynamoDbItemStore(TABLE_NAME)
+    store.put(expiring(("m",), "k", 90.5))
+    key = {"pk": {"S": items_pk("acme", "users", "ana")}, "sk": {"S": item_sk(("m",), "k")}}
+    raw = aws_client("dynamodb").get_item(TableName=TABLE_NAME, Key=key)["Item"]
+    assert raw["ttl"] == {"N": str(int(T0) + 91)}  # rounded up: never deleted before it expired
+    store.put(item(("m",), "k", T0 + 1))
+    assert "ttl" not in aws_client("dynamodb").get_item(TableName=TABLE_NAME, Key=key)["Item"]

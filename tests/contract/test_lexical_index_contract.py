@@ -70,6 +70,16 @@ def test_delete_owner_removes_that_owners_documents_only(lexical_index: Any) -> 
     assert ids(lexical_index.search(T, K, "u-2", "painting", 10)) == ["b"]
 
 
+def test_delete_removes_those_documents_of_that_owner_only(lexical_index: Any) -> None:
+    lexical_index.upsert(T, K, U, [("t#1", "kayak river trip"), ("t#2", "kayak lake trip"), ("t#3", "kayak sea")])
+    lexical_index.upsert(T, K, "u-2", [("t#2", "kayak lake trip")])
+    lexical_index.delete(T, K, U, ["t#2", "t#3", "never-indexed"])
+    assert ids(lexical_index.search(T, K, U, "kayak", 10)) == ["t#1"]
+    assert ids(lexical_index.search(T, K, "u-2", "kayak", 10)) == ["t#2"]
+    lexical_index.delete(T, K, U, [])
+    assert ids(lexical_index.search(T, K, U, "kayak", 10)) == ["t#1"]
+
+
 @pytest.mark.parametrize("query", ["", "   "])
 def test_an_empty_query_finds_nothing(lexical_index: Any, query: str) -> None:
     lexical_index.upsert(T, K, U, [("a", "anything at all")])

@@ -199,3 +199,55 @@ def test_get_turns_reads_named_turns_across_threads_in_the_order_asked(transcrip
     assert transcripts.get_turns("acme", "bob", [("t1", 1)])[0].content == "bob's"
     assert transcripts.get_turns("acme", "carol", [("t1", 1)]) == []
     assert transcripts.get_turns("acme", "alice", []) == []
+
+
+# -- deleting a tail or a thread ---------------------------------------------------------------------
+
+
+def test_truncate_removes_the_tail_returns_it_and_the_next_append_continues_after_the_kept_turns(
+    transcripts: Any,
+) -> None:
+    append_numbered(transcripts, 5)
+    removed = transcripts.truncate("acme", "alice", "t1", 4)
+
+    assert [(t.seq, t.content) for t in removed] == [(4, "turn 3"), (5, "turn 4")]
+    assert [t.seq for t in transcripts.list_turns("acme", "alice", "t1", limit=10).items] == [1, 2, 3]
+    again = transcripts.append("acme", "alice", "t1", turns("after"), T0 + 9)
+    assert [t.seq for t in again] == [4]
+    assert contents(transcripts.newest_turns("acme", "alice", "t1", 2)) == ["turn 2", "after"]
+    assert transcripts.truncate("acme", "alice", "t1", 9) == []  # past the end: nothing, idempotent
+    assert [t.seq for t in transcripts.append("acme", "alice", "t1", turns("next"), T0 + 10)] == [5]
+
+
+def test_truncating_from_the_first_turn_removes_the_thread_and_no_other(transcripts: Any) -> None:
+    append_numbered(transcripts, 3)
+    append_numbered(transcripts, 2, thread="t2")
+    append_numbered(transcripts, 2, user="bob")
+
+    assert len(transcripts.truncate("acme", "alice", "t1", 1)) == 3
+    assert not transcripts.thread_exists("acme", "alice", "t1")
+    assert transcripts.has_threads("acme", "alice")  # t2 is left
+    assert transcripts.list_turns("acme", "alice", "t1", limit=10).items == []
+    assert len(transcripts.list_turns("acme", "alice", "t2", limit=10).items) == 2
+    assert len(transcripts.list_turns("acme", "bob", "t1", limit=10).items) == 2
+    assert [t.seq for t in transcripts.append("acme", "alice", "t1", turns("new"), T0)] == [1]
+    assert transcripts.truncate("acme", "alice", "gone", 1) == []
+    transcripts.truncate("acme", "alice", "t1", 1)
+    transcripts.truncate("acme", "alice", "t2", 1)
+    assert not transcripts.has_threads("acme", "alice") and transcripts.has_threads("acme", "bob")
+
+
+def test_append_keys_are_found_by_the_seqs_their_appends_stored_and_go_with_them(transcripts: Any) -> None:
+    append_numbered(transcripts, 6)
+    append_numbered(transcripts, 6, thread="t2")
+    transcripts.remember_append_key("acme", "alice", "t1", 2, "k-first")
+    transcripts.remember_append_key("acme", "alice", "t1", 4, "k-second")
+    transcripts.remember_append_key("acme", "alice", "t1", 6, "k-third")
+    transcripts.remember_append_key("acme", "alice", "t2", 6, "k-other-thread")
+
+    assert transcripts.append_keys("acme", "alice", "t1", 4) == ["k-second", "k-third"]
+    transcripts.truncate("acme", "alice", "t1", 5)
+    assert transcripts.append_keys("acme", "alice", "t1", 1) == ["k-first", "k-second"]
+    transcripts.delete_user("acme", "alice")
+    assert transcripts.append_keys("acme", "alice", "t1", 1) == []
+    assert transcripts.append_keys("acme", "alice", "t2", 1) == []

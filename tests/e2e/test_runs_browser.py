@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,8 +24,7 @@ from agentmem.local.http_server import LocalHttpServer
 from agentmem.local.server import LocalApp, create_app
 from agentmem.local.static_files import WIDGET_PATH, widget_script
 
-from tests.e2e.test_wall_browser import ARTIFACTS, CHROMIUM, DESKTOP, NARROW
-from tests.e2e.test_wall_browser import _open as open_page
+from tests.e2e.test_wall_browser import ARTIFACTS, CHROMIUM, DESKTOP, NARROW, chromium, opened, serious_violations
 from tests.integration.served import serving
 
 TAUGHT = "'Trail magic' is our brand's own idiom, used on purpose. Do not flag it."
@@ -40,8 +39,6 @@ pytestmark = [
                        reason="browser tests need Debian's Chromium at /usr/bin/chromium (apt-get install chromium)"),
 ]
 sync_api = pytest.importorskip("playwright.sync_api", reason="browser tests need Playwright (pip install playwright)")
-axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright",
-                               reason="the accessibility pass needs axe-playwright-python (it ships axe-core)")
 expect = sync_api.expect
 
 
@@ -95,10 +92,8 @@ def served(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[Se
 
 @pytest.fixture(scope="module")
 def browser(served: Served) -> Iterator[Any]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
+    with chromium() as browser:
         yield browser
-        browser.close()
 
 
 def shoot(page: Any, name: str, *, full_page: bool = False) -> None:
@@ -114,14 +109,9 @@ def lessons_with(served: Served, agent: str, comment: str) -> list[Any]:
     return [m for m in served.client.iter_memories(agent) if m.comment == comment]
 
 
-def serious_violations(page: Any) -> list[str]:
-    results = axe_sync.Axe().run(page)
-    return [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
-            for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
-
-
 def open_runs_tab(page: Any) -> None:
-    page.wait_for_selector("li[data-memory-id]")  # the Lessons tab has loaded
+    # The Lessons tab has loaded (its first lesson may be folded into a group card).
+    page.wait_for_selector("li[data-memory-id]", state="attached")
     page.get_by_role("tab", name="Runs").click()
     page.wait_for_selector("li[data-run-id]")
 
@@ -130,12 +120,49 @@ def card(page: Any, run_id: str) -> Any:
     return page.locator(f"li[data-run-id='{run_id}']")
 
 
+def review(page: Any, run_id: str) -> None:
+    """Open the run from the Runs tab's full list (any verdict)."""
+    open_runs_tab(page)
+    page.get_by_label("Verdict").select_option("any")
+    card(page, run_id).get_by_role("button", name="Review").click()
+
+
+def give_thumbs_down(page: Any, form: Any, comment: str, send: Callable[[], Any], *, by_keyboard: bool = False) -> Any:
+    """The editor's 👎 with `comment` in a feedback form (the wall's run view or the widget), sent by `send`
+    (which sends twice at once); returns what `send` returned once the form says the lesson is indexed."""
+    thumbs_down = form.get_by_role("button", name="Thumbs down")
+    if by_keyboard:
+        thumbs_down.focus()
+        page.keyboard.press("Space")
+    else:
+        thumbs_down.click()
+    expect(thumbs_down).to_have_attribute("aria-pressed", "true")
+    form.get_by_label("What should the agent learn?").fill(comment)
+    sent = send()
+    expect(form.get_by_role("status")).to_contain_text("Lesson indexed", timeout=30000)
+    return sent
+
+
+def one_lesson_and_out_of_the_queue(served: Served, agent: str, run_id: str, comment: str) -> Any:
+    """The one 👎 lesson a verdict sent twice made; its run no longer awaits a verdict."""
+    [lesson] = lessons_with(served, agent, comment)
+    assert lesson.rating == "down"
+    assert run_id not in awaiting(served, agent)
+    return lesson
+
+
+def lesson_card_on_wall(page: Any, memory_id: str, comment: str) -> Any:
+    lesson_card = page.locator(f"li[data-memory-id='{memory_id}']")
+    expect(lesson_card).to_be_visible()
+    expect(lesson_card.locator("blockquote.comment")).to_have_text(comment)
+    return lesson_card
+
+
 # -- the wall's Runs tab ----------------------------------------------------------------------------
 
 
 def test_an_editor_gives_a_thumbs_down_from_the_queue_and_finds_the_lesson_on_the_lessons_tab(browser, served):
-    context, page, errors = open_page(browser, f"{served.url}/wall", DESKTOP)
-    try:
+    with opened(browser, f"{served.url}/wall", DESKTOP) as page:
         open_runs_tab(page)
         # The queue: runs awaiting a verdict only, newest first.
         assert served.judged not in page.locator("li[data-run-id]").evaluate_all("els => els.map(e => e.dataset.runId)")
@@ -157,28 +184,18 @@ def test_an_editor_gives_a_thumbs_down_from_the_queue_and_finds_the_lesson_on_th
         expect(injected).to_contain_text(TAUGHT)
         shoot(page, "run-view")
 
-        thumbs_down = view.get_by_role("button", name="Thumbs down")
-        thumbs_down.focus()
-        page.keyboard.press("Space")
-        expect(thumbs_down).to_have_attribute("aria-pressed", "true")
-        view.get_by_label("What should the agent learn?").fill(VERDICT)
         # A double click sends once; the Idempotency-Key would make a second request the same lesson anyway.
-        view.get_by_role("button", name="Send feedback").dblclick()
-        status = view.get_by_role("status")
-        expect(status).to_contain_text("Lesson indexed", timeout=30000)
-        [lesson] = lessons_with(served, "auditor", VERDICT)
-        assert lesson.rating == "down"
-        # The run left the queue, in the page and in the API.
+        give_thumbs_down(page, view, VERDICT, view.get_by_role("button", name="Send feedback").dblclick,
+                         by_keyboard=True)
+        lesson = one_lesson_and_out_of_the_queue(served, "auditor", served.queued, VERDICT)
+        # The run left the queue in the page too.
         expect(card(page, served.queued)).to_have_count(0)
-        assert served.queued not in awaiting(served, "auditor")
         expect(page.locator("#runs-summary")).to_contain_text(f"Run {served.queued} left this list")
         shoot(page, "sent")
 
         # The new lesson is on the Lessons tab, reached from the run view.
         view.get_by_role("link", name="see the lesson").click()
-        lesson_card = page.locator(f"li[data-memory-id='{lesson.memory_id}']")
-        expect(lesson_card).to_be_visible()
-        expect(lesson_card.locator("blockquote.comment")).to_have_text(VERDICT)
+        lesson_card_on_wall(page, lesson.memory_id, VERDICT)
         assert page.evaluate("document.activeElement.dataset.memoryId") == lesson.memory_id
         assert page.locator("#tab-lessons").get_attribute("aria-selected") == "true"
         shoot(page, "lesson-on-wall")
@@ -188,32 +205,20 @@ def test_an_editor_gives_a_thumbs_down_from_the_queue_and_finds_the_lesson_on_th
         page.get_by_label("Verdict").select_option("down")
         expect(card(page, served.queued)).to_be_visible()
         expect(card(page, served.queued)).to_contain_text("Thumbs down")
-    finally:
-        context.close()
-    assert not errors, errors
 
 
 def test_an_injected_lesson_links_to_its_card_on_the_lessons_tab(browser, served):
-    context, page, errors = open_page(browser, f"{served.url}/wall", DESKTOP)
-    try:
-        open_runs_tab(page)
-        page.get_by_label("Verdict").select_option("any")
-        card(page, served.queued).get_by_role("button", name="Review").click()
+    with opened(browser, f"{served.url}/wall", DESKTOP) as page:
+        review(page, served.queued)
         page.locator("#run-view a.lesson-link", has_text=TAUGHT).click()
         taught = page.locator(f"li[data-memory-id='{served.taught_memory}']")
         expect(taught).to_be_focused()
         expect(taught).to_be_in_viewport()
-    finally:
-        context.close()
-    assert not errors, errors
 
 
 def test_the_runs_tab_fits_a_narrow_screen_and_passes_axe(browser, served):
-    context, page, errors = open_page(browser, f"{served.url}/wall", NARROW)
-    try:
-        open_runs_tab(page)
-        page.get_by_label("Verdict").select_option("any")
-        card(page, served.judged).get_by_role("button", name="Review").click()
+    with opened(browser, f"{served.url}/wall", NARROW) as page:
+        review(page, served.judged)
         expect(page.locator("#run-view").get_by_role("button", name="Send feedback")).to_be_visible()
         assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]
         right = page.evaluate("document.querySelector('agentmem-feedback').getBoundingClientRect().right")
@@ -225,9 +230,6 @@ def test_the_runs_tab_fits_a_narrow_screen_and_passes_axe(browser, served):
         page.keyboard.press("Escape")
         expect(page.locator("#run-view")).to_be_hidden()
         assert page.evaluate("document.activeElement.closest('li').dataset.runId") == served.judged
-    finally:
-        context.close()
-    assert not errors, errors
 
 
 # -- the widget on a host application's own page ----------------------------------------------------
@@ -266,6 +268,15 @@ def host_app(served: Served, run_id: str) -> Any:
     ])
 
 
+# The widget's submit button clicked twice at once; resolves with the widget's "sent" event.
+SUBMIT_TWICE = """() => new Promise((resolve) => {
+    const el = document.querySelector('agentmem-feedback');
+    el.addEventListener('agentmem-feedback-sent', (e) => resolve(e.detail), { once: true });
+    el.shadowRoot.querySelector('button[type=submit]').click();
+    el.shadowRoot.querySelector('button[type=submit]').click();
+})"""
+
+
 def test_the_widget_on_a_host_page_of_another_origin_gives_one_lesson_through_the_hosts_backend(browser, served):
     server = LocalHttpServer(host_app(served, served.for_widget), "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -274,51 +285,36 @@ def test_the_widget_on_a_host_page_of_another_origin_gives_one_lesson_through_th
     host = f"http://127.0.0.1:{server.server_address[1]}"
     # Another origin: the page is served by the host, the widget's file by agentmem.
     host = host.replace("127.0.0.1", "localhost")
-    context, page, errors = open_page(browser, f"{host}/runs/{served.for_widget}", DESKTOP)
     try:
-        widget = page.locator("agentmem-feedback")
-        widget.get_by_role("button", name="Send feedback").click()
-        expect(widget.get_by_role("alert")).to_have_text("Choose Thumbs up or Thumbs down first.")
-        assert served.for_widget in awaiting(served, "writer")
+        with opened(browser, f"{host}/runs/{served.for_widget}", DESKTOP) as page:
+            widget = page.locator("agentmem-feedback")
+            widget.get_by_role("button", name="Send feedback").click()
+            expect(widget.get_by_role("alert")).to_have_text("Choose Thumbs up or Thumbs down first.")
+            assert served.for_widget in awaiting(served, "writer")
 
-        widget.get_by_role("button", name="Thumbs down").click()
-        widget.get_by_label("What should the agent learn?").fill(WIDGET_VERDICT)
-        sent = page.evaluate("""() => new Promise((resolve) => {
-            const el = document.querySelector('agentmem-feedback');
-            el.addEventListener('agentmem-feedback-sent', (e) => resolve(e.detail), { once: true });
-            el.shadowRoot.querySelector('button[type=submit]').click();
-            el.shadowRoot.querySelector('button[type=submit]').click();
-        })""")
-        assert sent["rating"] == "down" and sent["memoryId"]
-        expect(widget.get_by_role("status")).to_contain_text("Lesson indexed", timeout=30000)
-        assert [m.memory_id for m in lessons_with(served, "writer", WIDGET_VERDICT)] == [sent["memoryId"]]
-        assert served.for_widget not in awaiting(served, "writer")
-        # The host's backend answers the widget's run look-up with the feedback only, never the run's text.
-        status, body = forward_widget_call(served.client, "GET", f"/v1/agents/writer/runs/{served.for_widget}")
-        assert status == 200 and set(body) == {"runId", "feedback"}
-        assert json.dumps(body).count(WIDGET_VERDICT) == 1
-        shoot(page, "widget-host-page")
-        assert serious_violations(page) == []
+            sent = give_thumbs_down(page, widget, WIDGET_VERDICT, lambda: page.evaluate(SUBMIT_TWICE))
+            assert sent["rating"] == "down"
+            lesson = one_lesson_and_out_of_the_queue(served, "writer", served.for_widget, WIDGET_VERDICT)
+            assert lesson.memory_id == sent["memoryId"]
+            # The host's backend answers the widget's run look-up with the feedback only, never the run's text.
+            status, body = forward_widget_call(served.client, "GET", f"/v1/agents/writer/runs/{served.for_widget}")
+            assert status == 200 and set(body) == {"runId", "feedback"}
+            assert json.dumps(body).count(WIDGET_VERDICT) == 1
+            shoot(page, "widget-host-page")
+            assert serious_violations(page) == []
 
-        # The lesson shows on the wall's Lessons tab, and the run is out of the wall's queue.
-        wall_context, wall, wall_errors = open_page(browser, f"{served.url}/wall", DESKTOP)
-        try:
-            wall.get_by_label("Search comments and digests").fill("all-day comfort")
-            expect(wall.locator("li[data-memory-id]:visible")).to_have_count(1)
-            new_card = wall.locator(f"li[data-memory-id='{sent['memoryId']}']")
-            expect(new_card.locator("blockquote.comment")).to_have_text(WIDGET_VERDICT)
-            wall.get_by_role("tab", name="Runs").click()
-            wall.locator("#run-agent").select_option("writer")
-            expect(wall.locator("#runs-summary")).to_have_text("No run of writer awaits a verdict.")
-            assert serious_violations(wall) == []
-        finally:
-            wall_context.close()
-        assert not wall_errors, wall_errors
+            # The lesson shows on the wall's Lessons tab, and the run is out of the wall's queue.
+            with opened(browser, f"{served.url}/wall", DESKTOP) as wall:
+                wall.get_by_label("Search comments and digests").fill("all-day comfort")
+                expect(wall.locator("li[data-memory-id]:visible")).to_have_count(1)
+                lesson_card_on_wall(wall, lesson.memory_id, WIDGET_VERDICT)
+                wall.get_by_role("tab", name="Runs").click()
+                wall.locator("#run-agent").select_option("writer")
+                expect(wall.locator("#runs-summary")).to_have_text("No run of writer awaits a verdict.")
+                assert serious_violations(wall) == []
     finally:
-        context.close()
         server.shutdown()
         server.server_close()
-    assert not errors, errors
 
 
 def test_a_resend_after_a_lost_answer_or_a_busy_key_reuses_the_key_and_a_new_verdict_gets_a_new_one(browser, served):

@@ -11,6 +11,7 @@ import re
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,13 @@ DELETE_ME = "Delete me: an outdated rule about price formatting."
 KEYBOARD = "Keyboard: 'gear up' is fine in headlines."
 BLURB = "Too flat. Lead with the benefit (all-day comfort), then the spec."
 USER = "u-dana"
+SERIAL_COMMA = [  # three editors, one point (MiniLM cosine of the comments 0.53-0.73): one group
+    "Always use the serial comma in lists.",
+    "Use a serial comma before the last item of every list of three or more.",
+    "Serial comma, please: write 'tents, stoves, and packs'.",
+]
+EPIC_UP = "Right to flag 'epic' as hype; keep flagging it."  # then, newer, the opposite (cosine 0.75)
+EPIC_DOWN = "Do not flag 'epic': it is an approved word in our voice."
 EXTRA_LESSONS = 22  # more than the page's first page (20), so "Load more" appears
 
 pytestmark = [
@@ -44,6 +52,8 @@ pytestmark = [
 ]
 # Collected only with Playwright; the Python package alone is enough (no `playwright install`).
 sync_api = pytest.importorskip("playwright.sync_api", reason="browser tests need Playwright (pip install playwright)")
+axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright",
+                               reason="the accessibility pass needs axe-playwright-python (it ships axe-core)")
 
 
 @dataclass
@@ -90,6 +100,10 @@ def wall(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[Wall
         ("auditor", "Audit the headline 'Gear up for autumn'.", "FLAG: 'gear up' (slang)", "down", KEYBOARD, None),
         ("writer", "Write a product blurb for the Alpine 40L pack.", "The Alpine 40L is a pack.", "down", BLURB,
          USER),
+        *[("auditor", f"Audit the gear list {n}.", "ok", "down", comment, None)
+          for n, comment in enumerate(SERIAL_COMMA)],
+        ("auditor", "Audit the epic trails page.", "FLAG: 'epic' (hype)", "up", EPIC_UP, None),
+        ("auditor", "Audit the epic views page.", "FLAG: 'epic' (hype)", "down", EPIC_DOWN, None),
     ]
     for agent, text, output, rating, comment, user in seeds:
         ids[comment], runs[comment] = _teach(client, agent, text, output, rating, comment, user)
@@ -113,12 +127,19 @@ def wall(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[Wall
     app.close()
 
 
-@pytest.fixture(scope="module")
-def browser(wall: Wall) -> Iterator[Any]:
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium through Playwright (no browser download)."""
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM))
         yield browser
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def browser(wall: Wall) -> Iterator[Any]:
+    with chromium() as browser:
+        yield browser
 
 
 class PageErrors(list[str]):
@@ -138,22 +159,29 @@ def _open(browser: Any, url: str, viewport: dict[str, int]) -> tuple[Any, Any, P
     return context, page, errors
 
 
+@contextmanager
+def opened(browser: Any, url: str, viewport: dict[str, int]) -> Iterator[Any]:
+    """A page at `url`, closed afterwards; no uncaught exception or CSP violation may have happened on it."""
+    context, page, errors = _open(browser, url, viewport)
+    try:
+        yield page
+    finally:
+        context.close()
+    assert not errors, errors
+
+
 @pytest.fixture
 def page(browser: Any, wall: Wall) -> Iterator[Any]:
-    context, page, errors = _open(browser, f"{wall.url}/wall", DESKTOP)
-    page.wait_for_selector("li[data-memory-id]")
-    yield page
-    context.close()
-    assert not errors, errors
+    with opened(browser, f"{wall.url}/wall", DESKTOP) as page:
+        page.wait_for_selector("li[data-memory-id]")
+        yield page
 
 
 @pytest.fixture
 def narrow_page(browser: Any, wall: Wall) -> Iterator[Any]:
-    context, page, errors = _open(browser, f"{wall.url}/wall", NARROW)
-    page.wait_for_selector("li[data-memory-id]")
-    yield page
-    context.close()
-    assert not errors, errors
+    with opened(browser, f"{wall.url}/wall", NARROW) as page:
+        page.wait_for_selector("li[data-memory-id]")
+        yield page
 
 
 def lesson(page: Any, wall: Wall, comment: str) -> Any:
@@ -173,6 +201,19 @@ def pressed(page: Any, memory_id: str, importance: str) -> None:
 
 def shoot(page: Any, name: str, *, full_page: bool = False) -> None:
     page.screenshot(path=str(ARTIFACTS / f"wall-{name}.png"), full_page=full_page)
+
+
+def serious_violations(page: Any) -> list[str]:
+    """axe-core's serious and critical violations on the page as it is now."""
+    results = axe_sync.Axe().run(page)
+    return [f"{v['id']} ({v['impact']}): {[n['target'] for n in v['nodes']][:3]}"
+            for v in results.response["violations"] if v["impact"] in ("serious", "critical")]
+
+
+def groups_in_api(wall: Wall, agent: str) -> dict[str, dict[str, Any]]:
+    """Every lesson's `group` as GET .../memories gives it, by memoryId."""
+    items = wall.client.request("GET", f"/v1/agents/{agent}/memories", query={"limit": 100})["items"]
+    return {item["memoryId"]: item["group"] for item in items}
 
 
 # -- what the wall shows --------------------------------------------------------------------------------
@@ -282,6 +323,57 @@ def test_load_more_pages_with_next_cursor(page, wall):
     section.get_by_role("button", name="Load more lessons of summariser").click()
     expect(section.locator("li[data-memory-id]")).to_have_count(EXTRA_LESSONS)
     assert section.get_by_role("button", name=re.compile("Load more")).count() == 0
+
+
+def test_agreeing_lessons_are_one_card_naming_its_editors_whose_members_stay_markable_and_deletable(page, wall):
+    serial = [wall.ids[c] for c in SERIAL_COMMA]
+    assert {groups_in_api(wall, "auditor")[m]["groupId"] for m in serial} == {serial[0]}  # the oldest names it
+    card = page.locator(f"li.group-card[data-group-id='{serial[0]}']")
+    expect(card.locator(".group-title")).to_have_text("3 editors said this")
+    expect(card.locator("blockquote.comment").first).to_have_text(SERIAL_COMMA[-1])  # the newest speaks for it
+    members = card.locator(".group-members > li[data-memory-id]")
+    expect(members).to_have_count(3)
+    expect(members.first).to_be_hidden()
+    toggle = card.locator("[data-action='expand-group']")
+    expect(toggle).to_have_accessible_name(re.compile("^Show the 3 lessons of the group"))
+    toggle.click()
+    expect(toggle).to_have_attribute("aria-expanded", "true")
+    expect(toggle).to_have_accessible_name(re.compile("^Hide the lessons"))
+    expect(lesson(page, wall, SERIAL_COMMA[1])).to_be_visible()
+    shoot(page, "desktop-group-open")
+    assert serious_violations(page) == []
+
+    lesson(page, wall, SERIAL_COMMA[1]).get_by_role("button", name="Important", exact=True).click()
+    pressed(page, wall.ids[SERIAL_COMMA[1]], "important")
+    assert wall.memory("auditor", SERIAL_COMMA[1]).importance == 1.5
+    expect(lesson(page, wall, SERIAL_COMMA[1])).to_contain_text("Important ×1.5")
+
+    gone = lesson(page, wall, SERIAL_COMMA[2])
+    gone.get_by_role("button", name="Delete lesson").click()
+    expect(gone).to_be_hidden()
+    expect(card.locator(".group-title")).to_have_text("2 editors said this")  # at once, in the undo window
+    page.wait_for_selector(f"li[data-memory-id='{serial[2]}']", state="detached", timeout=8000)
+    assert wall.memory("auditor", SERIAL_COMMA[2]) is None
+    # Deleting one member left the rest of its group, on the page and in the API.
+    expect(card.locator(".group-title")).to_have_text("2 editors said this")
+    expect(members).to_have_count(2)
+    after = groups_in_api(wall, "auditor")
+    assert {(after[m]["groupId"], after[m]["size"]) for m in serial[:2]} == {(serial[0], 2)}
+
+
+def test_a_thumbs_up_and_a_newer_thumbs_down_on_near_identical_text_are_marked_as_a_conflict_in_words(page, wall):
+    older, newer = lesson(page, wall, EPIC_UP), lesson(page, wall, EPIC_DOWN)
+    note = older.locator(".conflict-note")
+    expect(note).to_contain_text("Conflict")
+    expect(note).to_contain_text("A newer lesson says the opposite on near-identical text, so this one is not injected")
+    assert note.locator("a.lesson-link").get_attribute("data-memory-id") == wall.ids[EPIC_DOWN]
+    expect(newer.locator(".conflict-note")).to_contain_text("this newer one is injected instead of it")
+    assert newer.locator(".conflict-note a.lesson-link").get_attribute("data-memory-id") == wall.ids[EPIC_UP]
+    older.scroll_into_view_if_needed()
+    shoot(page, "desktop-conflict")
+    assert serious_violations(page) == []
+    note.locator("a.lesson-link").click()  # the mark leads to the other side of the conflict
+    expect(newer).to_be_focused()
 
 
 def test_users_tab_shows_profile_and_facts_read_only_until_edit_and_a_409_is_explained(page, wall):

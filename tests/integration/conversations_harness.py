@@ -4,17 +4,20 @@ and a randomised multi-tenant scenario checked against a model of what each user
 from __future__ import annotations
 
 import json
+import os
 import random
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from agentmem.domain.pii import find_tokens
 from agentmem.local import apigateway
 from agentmem.local.lambda_runtime import invoke
-from agentmem.wiring import Services, set_services
+from agentmem.wiring import Services, build_services, set_services
 
 # The identifier types whose every detected value must be masked (the issue's "structured types").
 STRUCTURED_ENTITY_TYPES = frozenset(
@@ -48,6 +51,44 @@ class HandlerCaller:
         result = invoke(found.route.function, event)
         payload = result.get("body")
         return int(result["statusCode"]), (json.loads(payload) if payload else None)
+
+
+@contextmanager
+def local_services(data_dir: Path, embedder: Any = None) -> Iterator[Services]:
+    """Services on the embedded backends in `data_dir` (a hashing embedder unless one is given), closed after."""
+    from agentmem.config import load_settings
+
+    built = build_services(load_settings(backend="local", data_dir=data_dir), embedder=embedder or HashingEmbedder())
+    try:
+        yield built
+    finally:
+        set_services(None)
+        built.close()
+
+
+# Fake credentials and a region for moto, so nothing can reach a real account.
+MOTO_ENVIRONMENT = {
+    "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SECURITY_TOKEN": "testing",
+    "AWS_SESSION_TOKEN": "testing", "AWS_DEFAULT_REGION": "us-east-1", "AWS_REGION": "us-east-1",
+    "POWERTOOLS_METRICS_DISABLED": "true", "POWERTOOLS_TRACE_DISABLED": "true",
+}
+
+
+@contextmanager
+def moto_environment() -> Iterator[None]:
+    """Inside moto's mock, with fake credentials and no profile or endpoint of this machine's."""
+    from moto import mock_aws
+
+    saved = dict(os.environ)
+    os.environ.update(MOTO_ENVIRONMENT)
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
+        os.environ.pop(name, None)
+    try:
+        with mock_aws():
+            yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 class RecordingEmbedder:

@@ -106,3 +106,25 @@ def test_the_async_api_runs_the_same_operations(served):
         return [h.key for h in found]
 
     assert asyncio.run(steps()) == ["k"]
+
+
+def test_ttls_map_to_an_expiry_agentmem_keeps_and_reads_refresh_it_as_the_config_says(served):
+    from langgraph.store.base import TTLConfig
+
+    store, client = served
+    assert store.supports_ttl
+    store.put(("users", "u-1", "m"), "short", {"text": "lives ten minutes"}, ttl=10)
+    short = client.get_item(("users", "u-1"), ("m",), "short", refresh_ttl=False)
+    assert short is not None and short.expires_at is not None
+    assert 9.9 * 60 < (short.expires_at - short.updated_at).total_seconds() <= 10 * 60
+    store.put(("users", "u-1", "m"), "forever", {"text": "no ttl"})
+    assert client.get_item(("users", "u-1"), ("m",), "forever").expires_at is None
+
+    defaults = AgentMemStore(client, ttl=TTLConfig(default_ttl=60, refresh_on_read=False))
+    defaults.put(("users", "u-1", "m"), "default", {"text": "an hour"})
+    first = client.get_item(("users", "u-1"), ("m",), "default", refresh_ttl=False).expires_at
+    assert first is not None and abs((first - short.updated_at).total_seconds() - 3600) < 60
+    assert defaults.get(("users", "u-1", "m"), "default") is not None  # read, not refreshed (the config)
+    assert client.get_item(("users", "u-1"), ("m",), "default", refresh_ttl=False).expires_at == first
+    store.get(("users", "u-1", "m"), "default")  # the plain store refreshes on read (LangGraph's default)
+    assert client.get_item(("users", "u-1"), ("m",), "default", refresh_ttl=False).expires_at > first

@@ -10,10 +10,11 @@ import anyio
 import pytest
 from agentmem.cli.target import InProcessTransport
 from agentmem.client import MemoryClient
-from agentmem.integrations.openai_agents import AgentMemSession, AppendOnlyTranscript
+from agentmem.integrations.openai_agents import AgentMemSession
 from agentmem.local.server import create_app
 from agents import Agent, Runner
 from agents.items import ModelResponse
+from agents.memory.session import Session
 from agents.models.interface import Model
 from agents.usage import Usage
 from openai.types.responses import ResponseOutputMessage, ResponseOutputText
@@ -37,6 +38,17 @@ class ScriptedModel(Model):
 
     def stream_response(self, *args: Any, **kwargs: Any):  # pragma: no cover - not used by Runner.run
         raise NotImplementedError
+
+
+def scripted_agent(*answers: str) -> tuple[ScriptedModel, Agent]:
+    model = ScriptedModel(list(answers))
+    return model, Agent(name="assistant", instructions="Be brief.", model=model)
+
+
+def texts(model_input: list[Any]) -> list[str]:
+    """The text of each message item a model was given."""
+    return [item["content"] if isinstance(item["content"], str) else item["content"][0]["text"]
+            for item in model_input]
 
 
 @pytest.fixture
@@ -67,13 +79,67 @@ def test_the_session_protocol_on_agentmem_transcripts(memory):
         # The same thread seen by another session object (another process): the same history.
         assert await AgentMemSession(memory, "u-42", "t-1").get_items() == items
         assert await AgentMemSession(memory, "u-9", "t-1").get_items() == []
-        with pytest.raises(AppendOnlyTranscript, match="append-only"):
-            await session.pop_item()
-        with pytest.raises(AppendOnlyTranscript, match="append-only"):
-            await session.clear_session()
-        assert await session.get_items() == items
+
+    assert isinstance(session, Session)  # the SDK's runtime-checkable protocol
+    anyio.run(steps)
+
+
+def test_pop_item_deletes_the_newest_turn_and_returns_it_unmasked_for_the_user(memory):
+    session = AgentMemSession(memory, "u-42", "t-pop")
+
+    async def steps() -> None:
+        assert await session.pop_item() is None  # an empty session
+        await session.add_items([
+            {"role": "user", "content": "Mail the invoice to ana@example.com"},
+            {"role": "assistant", "content": "Sent to ana@example.com."},
+        ])
+        popped = await session.pop_item()
+        assert popped == {"role": "assistant", "content": "Sent to ana@example.com."}
+        [kept] = await session.get_items()
+        assert kept["role"] == "user" and "{{PII_EMAIL_" in kept["content"]
+        # Another user's session of the same thread id is another thread: nothing to pop there.
+        assert await AgentMemSession(memory, "u-9", "t-pop").pop_item() is None
+        assert (await session.pop_item())["content"] == "Mail the invoice to ana@example.com"
+        assert await session.get_items() == [] and await session.pop_item() is None
+        await session.add_items([{"role": "user", "content": "again"}])
+        assert [t.seq for t in memory.iter_turns("u-42", "t-pop")] == [1]
 
     anyio.run(steps)
+
+
+def test_clear_session_deletes_the_thread_and_the_session_starts_afresh(memory):
+    session = AgentMemSession(memory, "u-42", "t-clear")
+    other = AgentMemSession(memory, "u-42", "t-other")
+
+    async def steps() -> None:
+        await session.add_items([{"role": "user", "content": "first"}, {"role": "assistant", "content": "ok"}])
+        await other.add_items([{"role": "user", "content": "elsewhere"}])
+        await session.clear_session()
+        assert await session.get_items() == []
+        assert [i["content"] for i in await other.get_items()] == ["elsewhere"]
+        await session.clear_session()  # idempotent
+        await session.add_items([{"role": "user", "content": "new start"}])
+        assert [(t.seq, t.content) for t in memory.iter_turns("u-42", "t-clear")] == [(1, "new start")]
+
+    anyio.run(steps)
+
+
+def test_a_corrected_question_after_pop_item_is_all_the_runner_sends_the_model(memory):
+    model, agent = scripted_agent("Paris.", "Lisbon is the capital of Portugal.")
+    session = AgentMemSession(memory, "u-42", "t-undo")
+
+    async def steps() -> Any:
+        await Runner.run(agent, "What is the capital of Portgual?", session=session)
+        # The SDK's documented correction pattern: take back the answer and the question, ask again.
+        assert (await session.pop_item())["content"] == "Paris."
+        assert (await session.pop_item())["role"] == "user"
+        return await Runner.run(agent, "What is the capital of Portugal?", session=session)
+
+    result = anyio.run(steps)
+    assert result.final_output == "Lisbon is the capital of Portugal."
+    assert texts(model.inputs[1]) == ["What is the capital of Portugal?"]
+    stored = [memory.unmask("u-42", "t-undo", t.content) for t in memory.iter_turns("u-42", "t-undo")]
+    assert stored == ["What is the capital of Portugal?", "Lisbon is the capital of Portugal."]
 
 
 def test_a_token_budget_keeps_the_newest_turns_that_fit(memory):
@@ -91,8 +157,7 @@ def test_a_token_budget_keeps_the_newest_turns_that_fit(memory):
 
 
 def test_the_runner_feeds_the_history_back_to_the_model_in_the_next_run(memory):
-    model = ScriptedModel(["Noted: you live in Lisbon.", "You live in Lisbon."])
-    agent = Agent(name="assistant", instructions="Be brief.", model=model)
+    model, agent = scripted_agent("Noted: you live in Lisbon.", "You live in Lisbon.")
     session = AgentMemSession(memory, "u-42", "t-3")
 
     async def steps() -> Any:
@@ -101,15 +166,13 @@ def test_the_runner_feeds_the_history_back_to_the_model_in_the_next_run(memory):
 
     result = anyio.run(steps)
     assert result.final_output == "You live in Lisbon."
-    second_input = model.inputs[1]
-    texts = [item["content"] if isinstance(item["content"], str) else item["content"][0]["text"]
-             for item in second_input]
+    said = texts(model.inputs[1])
 
     def plain(text: str) -> str:  # the history is masked (places are personal data); the user's unmask restores it
         return memory.unmask("u-42", "t-3", text)
 
-    assert [plain(t) for t in texts[:2]] == ["I live in Lisbon.", "Noted: you live in Lisbon."]
-    assert texts[-1] == "Where do I live?"
+    assert [plain(t) for t in said[:2]] == ["I live in Lisbon.", "Noted: you live in Lisbon."]
+    assert said[-1] == "Where do I live?"
     stored = [(t.role, plain(t.content)) for t in memory.iter_turns("u-42", "t-3")]
     assert stored == [("user", "I live in Lisbon."), ("assistant", "Noted: you live in Lisbon."),
                       ("user", "Where do I live?"), ("assistant", "You live in Lisbon.")]

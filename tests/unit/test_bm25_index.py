@@ -35,6 +35,16 @@ def test_analyse_drops_stop_words_and_clitics_and_lowercases() -> None:
     assert analyse("It’s Mel’s") == ["mel"]  # typographic apostrophes too
 
 
+def test_a_personal_data_token_is_one_term_so_two_masked_names_of_a_user_do_not_match() -> None:
+    assert analyse("{{PII_PERSON_3f9a1c2b_1}}'s painting, 2 cats") == ["pii_person_3f9a1c2b_1", "painting", "2", "cat"]
+
+
+def test_a_masked_name_finds_the_turns_with_that_name_and_only_those(index: LocalBm25Index) -> None:
+    index.upsert("t", "turn", "u", [("a", "{{PII_PERSON_3f9a1c2b_1}}: I painted a lake"),
+                                   ("b", "{{PII_PERSON_3f9a1c2b_2}}: I ran 1 mile")])
+    assert [hit.item_id for hit in index.search("t", "turn", "u", "What did {{PII_PERSON_3f9a1c2b_1}} do?", 5)] == ["a"]
+
+
 def test_a_rarer_term_outweighs_a_common_one(index: LocalBm25Index) -> None:
     index.upsert("t", "turn", "u", [("1", "cake party"), ("2", "cake picnic"), ("3", "cake violin")])
     hits = index.search("t", "turn", "u", "cake violin", 3)

@@ -13,6 +13,7 @@ from agentmem.domain.facts import (
     ExtractedFact,
     Fact,
     FactsFormatError,
+    batch_digest,
     fact_id_for,
     normalize_subject,
     parse_extraction,
@@ -63,6 +64,12 @@ def test_fact_ids_are_the_same_for_the_same_batch_and_differ_across_ordinals_thr
     assert len({base, fact_id_for("acme", "ana", "t1", 3, 4, 1), fact_id_for("acme", "ana", "t2", 3, 4, 0),
                 fact_id_for("acme", "bob", "t1", 3, 4, 0), fact_id_for("other", "ana", "t1", 3, 4, 0)}) == 5
     assert base.startswith("fact_") and len(base) == 37
+
+
+def test_turns_that_got_the_seqs_of_a_deleted_tail_get_fact_ids_of_their_own():
+    said, said_again = batch_digest(["I like teal.", "Nice."]), batch_digest(["I work at Globex.", "Noted."])
+    assert said == batch_digest(["I like teal.", "Nice."])  # a replayed event: the same ids
+    assert fact_id_for("acme", "ana", "t1", 5, 6, 0, said) != fact_id_for("acme", "ana", "t1", 5, 6, 0, said_again)
 
 
 def test_subjects_are_normalized():

@@ -206,6 +206,24 @@ def _append(*, submission: dict[str, Any], append: Callable[[], dict[str, Any]])
     return append()
 
 
+def forget_turn_appends(
+    persistence: BasePersistenceLayer, tenant: str, user_id: str, thread_id: str, idempotency_keys: list[str]
+) -> None:
+    """Delete the idempotency records of a thread's appends whose turns are being deleted.
+
+    A retry with one of these keys then appends its turns again (they are gone), instead of answering
+    with turns that no longer exist.
+    """
+    _configure_once(persistence, turns_config(), TURNS_KEY_PREFIX)
+    for key in idempotency_keys:
+        submission = {"tenant": tenant, "userId": user_id, "threadId": thread_id, "idempotencyKey": key}
+        persistence.delete_record(data=submission, exception=TurnsDeleted())
+
+
+class TurnsDeleted(Exception):
+    """Why a turn append's idempotency record is deleted (powertools logs the exception's name)."""
+
+
 def _republish_pending(memory: MemoryService, submission: dict[str, Any]) -> IdempotentHookFunction:
     """A replay's hook: a lesson still pending asks again to be indexed, then the stored answer goes back.
 

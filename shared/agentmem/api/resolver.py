@@ -137,6 +137,7 @@ SUCCESS_STATUS: dict[tuple[str, str], int] = {
     ("post", "/v1/users/{userId}/threads/{threadId}/turns"): 201,
     ("delete", "/v1/users/{userId}/facts/{factId}"): 204,
     ("delete", "/v1/users/{userId}"): 204,
+    ("delete", "/v1/users/{userId}/threads/{threadId}"): 204,
     ("delete", "/v1/agents/{agentId}/personal-data"): 204,
     ("delete", "/v1/users/{userId}/items"): 204,
     ("delete", "/v1/agents/{agentId}/items"): 204,

@@ -363,6 +363,15 @@ class MemoryClient:
                 return
             cursor = page.next_cursor
 
+    def delete_turns(self, user_id: str, thread_id: str, from_seq: int) -> list[Turn]:
+        """Delete the thread's turns with `seq >= from_seq`; the turns deleted (masked), oldest first."""
+        answer = self.request("DELETE", f"{_thread_path(user_id, thread_id)}/turns", query={"fromSeq": from_seq})
+        return [_parse(Turn, t) for t in _items(answer, "turns")]
+
+    def delete_thread(self, user_id: str, thread_id: str) -> None:
+        """Delete the whole thread: its turns, their recall entries and idempotency records."""
+        self.request("DELETE", _thread_path(user_id, thread_id))
+
     def unmask(self, user_id: str, thread_id: str, text: str) -> str:
         """`text` with every PII token of this user restored."""
         answer = self.request(
@@ -428,16 +437,21 @@ class MemoryClient:
         value: Mapping[str, Any],
         *,
         index: bool | Sequence[str] = True,
+        ttl: float | None = None,
     ) -> StoredItem:
-        """Store `value` under `key`; `index` embeds its text for search (all of it, none, or these fields)."""
-        body = {"namespace": list(namespace), "key": key, "value": dict(value),
-                "index": index if isinstance(index, bool) else list(index)}
+        """Store `value` under `key`; `index` embeds its text for search (all of it, none, or these fields);
+        `ttl`: minutes it lives after it is written or last read (None: for ever)."""
+        body = _without_none({"namespace": list(namespace), "key": key, "value": dict(value),
+                              "index": index if isinstance(index, bool) else list(index), "ttl": ttl})
         return _parse(StoredItem, self.request("PUT", _items_path(owner), json_body=body))
 
-    def get_item(self, owner: tuple[ItemOwnerKind, str], namespace: Sequence[str], key: str) -> StoredItem | None:
-        """The item, or None when there is none."""
+    def get_item(
+        self, owner: tuple[ItemOwnerKind, str], namespace: Sequence[str], key: str, *, refresh_ttl: bool = True
+    ) -> StoredItem | None:
+        """The item, or None when there is none (or it expired); `refresh_ttl` restarts its TTL."""
+        query = {"namespace": ".".join(namespace), "key": key, "refreshTtl": "true" if refresh_ttl else "false"}
         try:
-            answer = self.request("GET", _items_path(owner), query={"namespace": ".".join(namespace), "key": key})
+            answer = self.request("GET", _items_path(owner), query=query)
         except NotFound:
             return None
         return _parse(StoredItem, answer)
@@ -454,10 +468,12 @@ class MemoryClient:
         filter: Mapping[str, Any] | None = None,
         limit: int = 10,
         offset: int = 0,
+        refresh_ttl: bool = True,
     ) -> list[StoredItem]:
         """Items under `namespace_prefix`: most similar to `query` first, else most recently updated first."""
         body = _without_none({"namespacePrefix": list(namespace_prefix), "query": query,
-                              "filter": dict(filter) if filter else None, "limit": limit, "offset": offset})
+                              "filter": dict(filter) if filter else None, "limit": limit, "offset": offset,
+                              "refreshTtl": refresh_ttl})
         answer = self.request("POST", _items_path(owner) + "/search", json_body=body, retry_safe=True)
         return [_parse(StoredItem, item) for item in _items(answer, "items")]
 

@@ -52,6 +52,7 @@ class StoredItem(ApiModel):
     value: dict[str, Any]
     created_at: datetime
     updated_at: datetime
+    expires_at: datetime | None = None
     score: float | None = None
 
 

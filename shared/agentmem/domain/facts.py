@@ -85,14 +85,22 @@ def normalize_fact_text(text: str) -> str:
     return " ".join(text.split())[:MAX_FACT_CHARS]
 
 
-def fact_id_for(tenant: str, user_id: str, thread_id: str, from_seq: int, to_seq: int, ordinal: int) -> str:
-    """The id of the `ordinal`-th fact drawn from turns `from_seq..to_seq`.
+def fact_id_for(
+    tenant: str, user_id: str, thread_id: str, from_seq: int, to_seq: int, ordinal: int, batch: str = ""
+) -> str:
+    """The id of the `ordinal`-th fact drawn from turns `from_seq..to_seq` (whose texts digest to `batch`).
 
     Derived, not random: a TurnsAppended event delivered twice yields the same ids, so the
-    second delivery finds its facts stored and adds nothing.
+    second delivery finds its facts stored and adds nothing. The batch digest tells apart turns
+    that got the seqs of a deleted tail: they are other turns, with facts of their own.
     """
-    raw = "\x1f".join([tenant, user_id, thread_id, str(from_seq), str(to_seq), str(ordinal)])
+    raw = "\x1f".join([tenant, user_id, thread_id, str(from_seq), str(to_seq), str(ordinal), batch])
     return "fact_" + hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+def batch_digest(texts: Sequence[str]) -> str:
+    """A short digest of a batch of turn texts, for `fact_id_for`."""
+    return hashlib.sha256("\x1e".join(texts).encode()).hexdigest()[:16]
 
 
 def parse_extraction(answer: str, offered_seqs: Sequence[int]) -> list[ExtractedFact]:

@@ -122,12 +122,13 @@ def evaluate_through_api(
     from agentmem.service.turn_search import HybridTurnRetriever
 
     started = time.perf_counter()
-    # The handlers log every request and event at INFO; the eval prints its own table.
+    # The handlers log every request and event at INFO, and consolidation warns of each personal value it
+    # keeps from the model; the eval prints its own table (stdout stays one JSON object with --json).
     from agentmem.api.observability import logger
 
     quiet = logging.getLogger(logger.name)
     level = quiet.level
-    quiet.setLevel(logging.WARNING)
+    quiet.setLevel(logging.ERROR)
     ks = sorted(set(ks))
     if not ks or ks[0] < 1 or ks[-1] > MAX_RECALL_K:
         raise ValueError(f"k values must be between 1 and {MAX_RECALL_K}")

@@ -10,7 +10,10 @@ A LangGraph `BaseStore` whose items live in agentmem, per user or per agent:
 - `list_namespaces` answers for one owner: a prefix condition must name it, e.g. `("users", "u-1")`.
 
 Other namespaces raise `InvalidNamespaceError` (agentmem keys every item to a user or an agent).
-TTLs are not supported (`supports_ttl` is False).
+TTLs are supported (`put(..., ttl=minutes)`, `AgentMemStore(client, ttl=TTLConfig(...))`): agentmem stores
+the expiry and never reads an expired item; `refresh_ttl` (default `refresh_on_read`, true) restarts it on
+`get` and `search`. `omit_expired` is always in effect, and the stores delete expired items themselves
+(DynamoDB's TTL; SQLite on write), so `sweep_interval_minutes` is not needed.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from langgraph.store.base import (
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
     validate_op_namespace,
 )
 
@@ -44,10 +48,11 @@ OWNER_KINDS = ("users", "agents")
 class AgentMemStore(BaseStore):
     """LangGraph's `BaseStore` over agentmem's HTTP API: `graph.compile(store=AgentMemStore(client))`."""
 
-    supports_ttl = False
+    supports_ttl = True
 
-    def __init__(self, client: MemoryClient) -> None:
+    def __init__(self, client: MemoryClient, *, ttl: TTLConfig | None = None) -> None:
         self.client = client
+        self.ttl_config = ttl
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         return [self._run(op) for op in ops]
@@ -60,7 +65,7 @@ class AgentMemStore(BaseStore):
         validate_op_namespace(op)
         if isinstance(op, GetOp):
             owner, rest = split_namespace(op.namespace)
-            found = self.client.get_item(owner, rest, op.key)
+            found = self.client.get_item(owner, rest, op.key, refresh_ttl=op.refresh_ttl)
             return None if found is None else _item(owner, found)
         if isinstance(op, PutOp):
             owner, rest = split_namespace(op.namespace)
@@ -68,12 +73,13 @@ class AgentMemStore(BaseStore):
                 self.client.delete_item(owner, rest, op.key)
             else:
                 index: bool | Sequence[str] = True if op.index is None else op.index
-                self.client.put_item(owner, rest, op.key, op.value, index=index)
+                self.client.put_item(owner, rest, op.key, op.value, index=index, ttl=op.ttl)
             return None
         if isinstance(op, SearchOp):
             owner, rest = split_namespace(op.namespace_prefix)
             found_items = self.client.search_items(
-                owner, rest, query=op.query, filter=op.filter, limit=op.limit, offset=op.offset
+                owner, rest, query=op.query, filter=op.filter, limit=op.limit, offset=op.offset,
+                refresh_ttl=op.refresh_ttl,
             )
             return [_search_item(owner, found) for found in found_items]
         if isinstance(op, ListNamespacesOp):

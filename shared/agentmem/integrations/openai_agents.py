@@ -10,9 +10,11 @@
   and facts are consolidated from the turns as from any other.
 - Packing: with `token_budget`, `get_items` returns the newest turns whose tiktoken counts (measured by
   the service when they were stored) fit the budget, oldest first.
-- Transcripts are append-only (the only deletion is the user's erasure, `DELETE /v1/users/{userId}`),
-  so `pop_item` and `clear_session` raise `AppendOnlyTranscript` rather than pretend: start a new
-  session (another thread id) for a fresh history.
+- Transcripts are append-only (no turn is edited in place), but the user may delete their turns:
+  `pop_item` deletes the thread's newest turn (`DELETE .../turns?fromSeq=N`) and returns it unmasked
+  for this user (the user's own words, as they were said); `clear_session` deletes the whole thread
+  (`DELETE /v1/users/{userId}/threads/{threadId}`). Both also take the turns out of recall; what the
+  user's profile and facts already learnt from them stays (see the routes' OpenAPI description).
 """
 
 from __future__ import annotations
@@ -27,11 +29,6 @@ try:  # the protocol's base class; the session also works duck-typed without the
     from agents.memory.session import SessionABC
 except ImportError:  # pragma: no cover - the extra is installed wherever this module is used
     SessionABC = object  # type: ignore[assignment,misc]
-
-
-
-class AppendOnlyTranscript(NotImplementedError):
-    """agentmem keeps transcripts append-only: a session cannot take turns back."""
 
 
 class AgentMemSession(SessionABC):
@@ -68,16 +65,22 @@ class AgentMemSession(SessionABC):
             await anyio.to_thread.run_sync(self.client.append_turns, self.user_id, self.session_id, turns)
 
     async def pop_item(self) -> Any:
-        raise AppendOnlyTranscript(
-            f"agentmem transcripts are append-only: thread {self.session_id!r} keeps its turns; "
-            "start a new session (another thread id) instead"
-        )
+        """Delete the newest turn and return it as a message item, unmasked for this user (None if empty)."""
+        return await anyio.to_thread.run_sync(self._pop)
 
     async def clear_session(self) -> None:
-        raise AppendOnlyTranscript(
-            f"agentmem transcripts are append-only: thread {self.session_id!r} cannot be cleared; start a new "
-            "session (another thread id), or erase the user (DELETE /v1/users/{userId})"
-        )
+        """Delete the thread: its turns, their recall entries and idempotency records."""
+        await anyio.to_thread.run_sync(self.client.delete_thread, self.user_id, self.session_id)
+
+    def _pop(self) -> dict[str, str] | None:
+        turns = self._turns()
+        if not turns or turns[-1].seq is None:
+            return None
+        removed = self.client.delete_turns(self.user_id, self.session_id, turns[-1].seq)
+        if not removed:  # another session popped it first
+            return None
+        newest = removed[-1]
+        return {"role": newest.role, "content": self.client.unmask(self.user_id, self.session_id, newest.content)}
 
     def _turns(self) -> list[Turn]:
         try:

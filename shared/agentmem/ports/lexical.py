@@ -15,6 +15,9 @@ class LexicalIndex(Protocol):
     def upsert(self, tenant: str, kind: str, owner_id: str, documents: Sequence[tuple[str, str]]) -> None:
         """Add or replace `(item_id, text)` documents."""
 
+    def delete(self, tenant: str, kind: str, owner_id: str, item_ids: Sequence[str]) -> None:
+        """Remove these documents of one owner (unknown ids are ignored)."""
+
     def delete_owner(self, tenant: str, kind: str, owner_id: str) -> None: ...
 
     def search(self, tenant: str, kind: str, owner_id: str, query: str, k: int) -> Sequence[tuple[str, float]]:

@@ -1,4 +1,8 @@
-"""The transcript store port: append-only conversation turns per tenant, user and thread."""
+"""The transcript store port: append-only conversation turns per tenant, user and thread.
+
+Append-only: a stored turn is never edited. What can go is a thread's tail or the whole thread (the
+user deleting their data: `truncate`), or every thread of an erased user (`delete_user`).
+"""
 
 from __future__ import annotations
 
@@ -67,6 +71,22 @@ class TranscriptStore(Protocol):
 
     def delete_user(self, tenant: str, user_id: str) -> None:
         """Delete every turn of every thread of one user (idempotent)."""
+
+    def has_threads(self, tenant: str, user_id: str) -> bool:
+        """True when the user has at least one thread with a stored turn."""
+
+    def truncate(self, tenant: str, user_id: str, thread_id: str, from_seq: int) -> list[StoredTurn]:
+        """Delete the thread's turns with `seq >= from_seq` (all of them, and the thread, for `from_seq <= 1`)
+        and the append keys recorded for them; returns the turns deleted, oldest first (idempotent).
+
+        The next append continues after the turns kept: a `seq` removed is given again.
+        """
+
+    def remember_append_key(self, tenant: str, user_id: str, thread_id: str, to_seq: int, key: str) -> None:
+        """Record that the append ending at `to_seq` carried the client's Idempotency-Key `key`."""
+
+    def append_keys(self, tenant: str, user_id: str, thread_id: str, from_seq: int) -> list[str]:
+        """The Idempotency-Keys recorded for the thread's appends that stored a turn with `seq >= from_seq`."""
 
 
 def _thread_binding(tenant: str, user_id: str, thread_id: str) -> str:

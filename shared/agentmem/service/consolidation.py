@@ -149,10 +149,10 @@ class ConsolidationService:
         result = self._rewrite_profile(user_id, thread_id, turns, where, learned)
         if facts_problem is not None:
             result.retry = result.retry or facts_problem
-        if (result.status == "updated" or learned.added) and not self.transcripts.thread_exists(
-            self.tenant, user_id, thread_id
-        ):
-            # The user was erased while this ran: what it just wrote must not outlive the erasure.
+        if (result.status == "updated" or learned.added) and not self.transcripts.has_threads(self.tenant, user_id):
+            # The user was erased while this ran: what it just wrote must not outlive the erasure. (A user
+            # deleting one thread meanwhile keeps the others, and this; deleting their last thread meanwhile
+            # cannot be told from an erase, so it too removes what this run wrote.)
             self.profiles.erase_user(self.tenant, user_id)
             self.facts.erase_user(self.tenant, user_id)
             return ConsolidationResult("skipped", reason="user erased meanwhile")

@@ -51,6 +51,13 @@ log = logging.getLogger(__name__)
 UserEraser = Callable[[str, str], None]
 """Erases one part of a user's memory: called with (tenant, user_id); must be idempotent."""
 
+ThreadForgetter = Callable[[str, str, str, int, int], None]
+"""Forgets what one part of memory keeps of a thread's turns `from_seq..to_seq`, before they are deleted:
+called with (tenant, user_id, thread_id, from_seq, to_seq); must be idempotent."""
+
+AppendKeysForgetter = Callable[[str, str, list[str]], None]
+"""Deletes the idempotency records of a thread's appends: called with (user_id, thread_id, their keys)."""
+
 
 class TokenCounting(Protocol):
     def count(self, text: str) -> int: ...
@@ -82,6 +89,8 @@ class ConversationService:
     # Other parts of a user's memory (profile, facts, runs) register how to erase themselves here;
     # they run in order, after the vault and vectors (the local wiring's last one checkpoints the files).
     user_erasers: list[UserEraser] = field(default_factory=list)
+    # What the recall indexes and the profile's watermark keep of turns, forgotten before the turns go.
+    thread_forgetters: list[ThreadForgetter] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # The token scope hash of each subject (one KMS GenerateMac per subject and container).
@@ -112,6 +121,35 @@ class ConversationService:
         if not page.items and not self.transcripts.thread_exists(self.tenant, user_id, thread_id):
             raise NotFound(f"thread {thread_id} of user {user_id} not found")
         return page
+
+    def remember_append_key(self, user_id: str, thread_id: str, stored: Sequence[StoredTurn], key: str) -> None:
+        """Record the Idempotency-Key of an append that stored `stored`, so deleting its turns finds it."""
+        if stored:
+            self.transcripts.remember_append_key(self.tenant, user_id, thread_id, stored[-1].seq, key)
+
+    def delete_turns(
+        self, user_id: str, thread_id: str, from_seq: int, forget_append_keys: AppendKeysForgetter | None = None
+    ) -> list[StoredTurn]:
+        """Delete the thread's turns with `seq >= from_seq` (the whole thread from 1); returns them, oldest first.
+
+        First the recall indexes and the profile's watermark forget them (`thread_forgetters`) and the
+        idempotency records of their appends go (`forget_append_keys`), then the turns themselves: a
+        failure half-way leaves turns that deleting again removes, never an index entry without its turn.
+        Facts and the profile text already learnt from them stay (deleting facts is its own route).
+        Idempotent: nothing to delete is an empty list.
+        """
+        from_seq = max(1, from_seq)
+        newest = self.transcripts.newest_turns(self.tenant, user_id, thread_id, 1)
+        last = newest[0].seq if newest else 0
+        self._forget(user_id, thread_id, from_seq, last, forget_append_keys)
+        removed = self.transcripts.truncate(self.tenant, user_id, thread_id, from_seq)
+        if removed and removed[-1].seq > last:  # appended meanwhile, and removed with the rest
+            self._forget(user_id, thread_id, last + 1, removed[-1].seq, None)
+        log.info(
+            "turns deleted",
+            extra={"userHash": log_id(user_id), "threadHash": log_id(thread_id), "turns": len(removed)},
+        )
+        return removed
 
     def recent_history(self, user_id: str, thread_id: str, limit: int) -> list[HistoryTurn]:
         """The newest `limit` turns of a thread (oldest first) with their stored token counts."""
@@ -198,6 +236,17 @@ class ConversationService:
                 close()
 
     # Internals
+
+    def _forget(
+        self, user_id: str, thread_id: str, from_seq: int, to_seq: int, forget_append_keys: AppendKeysForgetter | None
+    ) -> None:
+        if forget_append_keys is not None:
+            keys = self.transcripts.append_keys(self.tenant, user_id, thread_id, from_seq)
+            if keys:
+                forget_append_keys(user_id, thread_id, keys)
+        # Also with no turn left to delete: a deletion that failed half-way may have left a watermark behind.
+        for forget in self.thread_forgetters:
+            forget(self.tenant, user_id, thread_id, from_seq, to_seq)
 
     def _mask_texts(self, subject: str, texts: Sequence[str]) -> list[str]:
         spans_per_text = [self._detect(text) for text in texts]

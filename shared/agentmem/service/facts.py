@@ -21,6 +21,7 @@ from agentmem.domain.facts import (
     ExtractedFact,
     Fact,
     FactsFormatError,
+    batch_digest,
     extraction_prompt,
     fact_id_for,
     parse_extraction,
@@ -85,9 +86,10 @@ class FactService:
             return LearnedFacts()
         vectors = self.embedder.embed([f.text for f in extracted])
         first, last = turns[0].seq, turns[-1].seq
+        batch = batch_digest([t.content for t in turns])
         learned = LearnedFacts()
         for ordinal, (new, vector) in enumerate(zip(extracted, vectors, strict=True)):
-            fact_id = fact_id_for(self.tenant, user_id, thread_id, first, last, ordinal)
+            fact_id = fact_id_for(self.tenant, user_id, thread_id, first, last, ordinal, batch)
             self._learn_one(user_id, thread_id, fact_id, new, vector, learned)
         return learned
 

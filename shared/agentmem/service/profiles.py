@@ -34,6 +34,8 @@ from agentmem.ports.records import Page
 PROFILE_UPDATED = "ProfileUpdated"
 PROFILE_UNCHANGED = "ProfileUnchanged"
 PROFILE_UPDATE_FAILED = "ProfileUpdateFailed"
+# Attempts to rewind a thread's watermark while consolidation writes new versions.
+REWIND_ATTEMPTS = 5
 
 log = logging.getLogger(__name__)
 
@@ -151,11 +153,14 @@ class ProfileService:
         restored_from: int | None = None,
         event_detail: dict[str, Any] | None = None,
         folded: tuple[str, int] | None = None,
+        rewound: tuple[str, int] | None = None,
     ) -> ProfileVersion:
         """Write `body` as the version after `based_on`; Conflict when another writer got there first.
 
         `folded` is (thread, highest seq) of the turns consolidation folded into `body`; every
         version carries the per-thread watermark on (edits and restores keep it as it was).
+        `rewound` is (thread, last seq kept) after the thread's tail was deleted: the watermark goes
+        back to it, so turns that get the deleted seqs are folded when they come.
 
         Publishes ProfileUpdated (best effort: the profile is the record, the event is news of it).
         """
@@ -165,13 +170,34 @@ class ProfileService:
             body=fit_to_budget(body, self.token_budget, self._tokenizer()), updated_at=self.clock(),
             turn_count=(previous.turn_count if previous else 0) + turns_added,
             schema_version=SCHEMA_VERSION, source=source, restored_from=restored_from,
-            consolidated=_advance(previous.consolidated if previous else {}, folded),
+            consolidated=_advance(previous.consolidated if previous else {}, folded, rewound),
         )
         self.store.save(profile)
         log.info("profile updated", extra={"userHash": log_id(user_id), "version": profile.version, "source": source})
         self.publish(PROFILE_UPDATED, user_id, {"version": profile.version, "source": source,
                                                 **(event_detail or {})})
         return profile
+
+    def rewind_thread(self, tenant: str, user_id: str, thread_id: str, from_seq: int, to_seq: int) -> None:
+        """The thread's turns from `from_seq` on are being deleted (a ThreadForgetter).
+
+        What the profile learnt from them stays; its watermark for the thread goes back to
+        `from_seq - 1` (a new version, same body), so the turns that get those seqs next are folded.
+        """
+        for _ in range(REWIND_ATTEMPTS):
+            current = self.store.current(tenant, user_id)
+            if current is None or current.consolidated.get(thread_id, 0) < from_seq:
+                return
+            try:
+                self.commit(
+                    user_id, current.body, current.version, turns_added=0, source=current.source,
+                    restored_from=current.restored_from, rewound=(thread_id, from_seq - 1),
+                    event_detail={"threadId": thread_id, "rewoundTo": from_seq - 1},
+                )
+                return
+            except Conflict:
+                continue  # consolidation wrote meanwhile: rewind its version
+        raise Conflict(f"profile of user {user_id} kept changing; delete the turns again")
 
     def erase_user(self, tenant: str, user_id: str) -> None:
         """Remove every version of the user's profile (an erasure hook; idempotent)."""
@@ -215,11 +241,19 @@ class ProfileService:
         return self.tokenizer
 
 
-def _advance(consolidated: Mapping[str, int], folded: tuple[str, int] | None) -> dict[str, int]:
+def _advance(
+    consolidated: Mapping[str, int], folded: tuple[str, int] | None, rewound: tuple[str, int] | None = None
+) -> dict[str, int]:
     watermarks = dict(consolidated)
     if folded is not None:
         thread, seq = folded
         watermarks[thread] = max(seq, watermarks.get(thread, 0))
+    if rewound is not None:
+        thread, kept = rewound
+        if kept <= 0:
+            watermarks.pop(thread, None)
+        elif thread in watermarks:
+            watermarks[thread] = min(kept, watermarks[thread])
     return watermarks
 
 

@@ -122,6 +122,13 @@ class TurnRecallService:
             for t in stored
         ]
 
+    def forget_thread_turns(self, tenant: str, user_id: str, thread_id: str, from_seq: int, to_seq: int) -> None:
+        """Remove turns `from_seq..to_seq` of a thread from the recall indexes (a ThreadForgetter)."""
+        seqs = range(max(1, from_seq), to_seq + 1)
+        for start in range(0, len(seqs), INDEX_PAGE):
+            chunk = seqs[start : start + INDEX_PAGE]
+            self.search.forget_turns(user_id, [turn_item_id(thread_id, seq) for seq in chunk])
+
     def forget(self, tenant: str, user_id: str) -> None:
         """Erase a user's indexed turns (a UserEraser: called with tenant and user)."""
         self.search.forget(user_id)

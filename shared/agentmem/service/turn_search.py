@@ -148,6 +148,15 @@ class HybridTurnRetriever:
             ]
             self._lexical.upsert(self.tenant, TURN_KIND, owner_id, documents)
 
+    def forget_turns(self, owner_id: str, turn_ids: Sequence[str]) -> None:
+        """Remove these turns of one owner from both indexes."""
+        if not turn_ids:
+            return
+        if self._vectors is not None:
+            self._vectors.delete(self.tenant, TURN_KIND, owner_id, list(turn_ids))
+        if self._lexical is not None:
+            self._lexical.delete(self.tenant, TURN_KIND, owner_id, list(turn_ids))
+
     def forget(self, owner_id: str) -> None:
         """Remove every indexed turn of one owner from both indexes."""
         if self._vectors is not None:

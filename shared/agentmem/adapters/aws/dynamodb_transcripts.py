@@ -4,11 +4,17 @@ Keys (`#` cannot occur in an identifier, so no crafted id reaches another partit
 
 - thread:  pk `T#{tenant}#U#{user}`, sk `THREAD#{thread}`: `lastSeq`, the thread's sequence counter
 - turn:    pk `T#{tenant}#U#{user}#TH#{thread}`, sk `TURN#{seq:012d}`
+- append key: pk `T#{tenant}#U#{user}#TH#{thread}#KEYS`, sk `KEY#{toSeq:012d}#{sha256(key)}`: the
+  Idempotency-Key of a keyed append, by the seq of its last turn (found again when its turns go)
 
 An append is one transaction: the thread item's `lastSeq` moves from the value read to the new
 one (conditionally) and every turn is put where none exists, so two writers never share a `seq`
 and a failed append writes nothing. Reading the newest turns is a reverse query with a limit:
 its cost follows the turns read, not the length of the thread.
+
+A truncation (`truncate`) deletes the tail's turns, then moves `lastSeq` back from the value it read
+to the last seq kept (conditionally: an append that slipped in meanwhile is removed too, and it goes
+again), or, from seq 1, deletes the thread item last, as an erase does.
 """
 
 from __future__ import annotations
@@ -42,6 +48,10 @@ def thread_key(tenant: str, user_id: str, thread_id: str) -> dict[str, Any]:
 
 def turns_pk(tenant: str, user_id: str, thread_id: str) -> str:
     return f"T#{tenant}#U#{user_id}#TH#{thread_id}"
+
+
+def append_keys_pk(tenant: str, user_id: str, thread_id: str) -> str:
+    return f"{turns_pk(tenant, user_id, thread_id)}#KEYS"
 
 
 def turn_sk(seq: int) -> str:
@@ -150,8 +160,82 @@ class DynamoDbTranscriptStore:
             for key in table.keys_with_prefix(user_pk(tenant, user_id), "THREAD#"):
                 thread_id = key["sk"]["S"].removeprefix("THREAD#")
                 table.batch_delete(table.keys_with_prefix(turns_pk(tenant, user_id, thread_id)))
+                table.batch_delete(table.keys_with_prefix(append_keys_pk(tenant, user_id, thread_id)))
                 # The thread item goes last: an erase interrupted half-way still finds the thread again.
                 table.batch_delete([key])
+
+    def has_threads(self, tenant: str, user_id: str) -> bool:
+        with self.table.errors():
+            response = self.table.client.query(
+                TableName=self.table.table_name, ConsistentRead=True, Limit=1, ProjectionExpression="pk",
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :threads)",
+                ExpressionAttributeValues={":pk": {"S": user_pk(tenant, user_id)}, ":threads": {"S": "THREAD#"}},
+            )
+        return bool(response.get("Items"))
+
+    def truncate(self, tenant: str, user_id: str, thread_id: str, from_seq: int) -> list[StoredTurn]:
+        table = self.table
+        from_seq = max(1, from_seq)
+        removed: dict[int, StoredTurn] = {}
+        with table.errors():
+            for attempt in range(MAX_APPEND_ATTEMPTS):
+                thread = table.get(thread_key(tenant, user_id, thread_id))
+                last = int(thread["lastSeq"]["N"]) if thread else 0
+                tail = list(table.query(
+                    KeyConditionExpression="pk = :pk AND sk >= :from",
+                    ExpressionAttributeValues={
+                        ":pk": {"S": turns_pk(tenant, user_id, thread_id)}, ":from": {"S": turn_sk(from_seq)},
+                    },
+                ))  # fmt: skip
+                for item in tail:
+                    turn = _turn(tenant, user_id, thread_id, item)
+                    removed[turn.seq] = turn
+                table.batch_delete([{"pk": item["pk"], "sk": item["sk"]} for item in tail])
+                keys = self._append_key_items(tenant, user_id, thread_id, from_seq)
+                table.batch_delete([{"pk": item["pk"], "sk": item["sk"]} for item in keys])
+                if thread is None or last < from_seq:
+                    break  # nothing was counted past the kept turns: the counter stays
+                if not table.transact([self._rewind(tenant, user_id, thread_id, last, from_seq - 1)]):
+                    break
+                table.back_off(attempt)  # an append slipped in: its turns are past from_seq too
+            else:
+                raise BackendUnavailable("transcripts", "the thread kept changing under concurrent appends")
+        return [removed[seq] for seq in sorted(removed)]
+
+    def remember_append_key(self, tenant: str, user_id: str, thread_id: str, to_seq: int, key: str) -> None:
+        digest = hashlib.sha256(key.encode()).hexdigest()
+        with self.table.errors():
+            self.table.client.put_item(TableName=self.table.table_name, Item={
+                "pk": {"S": append_keys_pk(tenant, user_id, thread_id)}, "sk": {"S": f"KEY#{to_seq:012d}#{digest}"},
+                "type": {"S": "appendKey"}, "toSeq": {"N": str(to_seq)}, "idempotencyKey": {"S": key},
+            })  # fmt: skip
+
+    def append_keys(self, tenant: str, user_id: str, thread_id: str, from_seq: int) -> list[str]:
+        with self.table.errors():
+            items = self._append_key_items(tenant, user_id, thread_id, from_seq)
+        return list(dict.fromkeys(item["idempotencyKey"]["S"] for item in items))
+
+    def _append_key_items(self, tenant: str, user_id: str, thread_id: str, from_seq: int) -> list[dict[str, Any]]:
+        return list(self.table.query(
+            KeyConditionExpression="pk = :pk AND sk >= :from",
+            ExpressionAttributeValues={
+                ":pk": {"S": append_keys_pk(tenant, user_id, thread_id)},
+                ":from": {"S": f"KEY#{max(0, from_seq):012d}"},
+            },
+        ))  # fmt: skip
+
+    def _rewind(self, tenant: str, user_id: str, thread_id: str, last: int, kept: int) -> dict[str, Any]:
+        """The thread's counter back from `last` to `kept` (the thread item deleted for 0), if still at `last`."""
+        key = thread_key(tenant, user_id, thread_id)
+        values: dict[str, Any] = {":last": {"N": str(last)}}
+        if kept <= 0:
+            return {"Delete": {"TableName": self.table.table_name, "Key": key,
+                               "ConditionExpression": "lastSeq = :last", "ExpressionAttributeValues": values}}
+        values[":kept"] = {"N": str(kept)}
+        return {"Update": {
+            "TableName": self.table.table_name, "Key": key, "UpdateExpression": "SET lastSeq = :kept",
+            "ConditionExpression": "lastSeq = :last", "ExpressionAttributeValues": values,
+        }}
 
     def _advance(self, stored: list[StoredTurn], last: int) -> dict[str, Any]:
         first = stored[0]

@@ -98,6 +98,11 @@ class OpenSearchLexicalIndex:
         stale = [d for d in self._index._document_ids(tenant, stored, owner_id, item_ids) if d not in new_ids]
         self._index._bulk_delete(stale)
 
+    def delete(self, tenant: str, kind: str, owner_id: str, item_ids: Sequence[str]) -> None:
+        if item_ids:
+            stored = text_kind(kind)
+            self._index._bulk_delete(list(self._index._document_ids(tenant, stored, owner_id, list(item_ids))))
+
     def delete_owner(self, tenant: str, kind: str, owner_id: str) -> None:
         self._index._bulk_delete(list(self._index._document_ids(tenant, text_kind(kind), owner_id, None)))
 

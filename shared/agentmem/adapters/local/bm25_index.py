@@ -11,6 +11,9 @@ too, but computes its statistics over the whole table, across owners.
 
 The analyser: lower-cased words, English stop words removed, then Harman's S-stemmer (plural
 endings only; Harman, JASIS 1991), which is conservative enough not to conflate unrelated words.
+A personal-data token (`{{PII_PERSON_3f9a1c2b_2}}`) is one term, as OpenSearch's standard tokenizer
+keeps it: split at its underscores it would leave the user's hash, shared by all of that user's
+tokens, and a bare counter that matches any "2", so every masked name would match every other.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from agentmem.adapters.local.sqlite_base import SqliteDatabase
+from agentmem.domain.pii import TOKEN_PATTERN
 
 # Okapi BM25's usual parameters, also Lucene's and OpenSearch's defaults.
 DEFAULT_K1 = 1.2
@@ -76,8 +80,20 @@ def s_stem(word: str) -> str:
 def analyse(text: str) -> list[str]:
     """The index terms of `text`, in order: words lower-cased, stop words dropped, plurals stemmed.
 
-    A word's clitic ("Caroline's", "we'll") is cut off, so the possessive matches the bare name.
+    A word's clitic ("Caroline's", "we'll") is cut off, so the possessive matches the bare name. A
+    personal-data token is one term, whole: the same value of one user is the same term everywhere.
     """
+    terms: list[str] = []
+    cursor = 0
+    for token in TOKEN_PATTERN.finditer(text):
+        terms.extend(_words(text[cursor : token.start()]))
+        terms.append(token.group(0).strip("{}").casefold())
+        cursor = token.end()
+    terms.extend(_words(text[cursor:]))
+    return terms
+
+
+def _words(text: str) -> list[str]:
     terms = []
     for word in _WORD.findall(text.casefold().translate(_APOSTROPHES)):
         if word in STOP_WORDS:

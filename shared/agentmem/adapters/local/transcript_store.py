@@ -17,6 +17,12 @@ CREATE TABLE IF NOT EXISTS turns (
     role TEXT NOT NULL, content TEXT NOT NULL, tokens INTEGER NOT NULL, created_at REAL NOT NULL,
     PRIMARY KEY (tenant, user_id, thread_id, seq)
 ) WITHOUT ROWID;
+-- The Idempotency-Key of each keyed append, by the seq of its last turn: found again when the turns go.
+CREATE TABLE IF NOT EXISTS append_keys (
+    tenant TEXT NOT NULL, user_id TEXT NOT NULL, thread_id TEXT NOT NULL, to_seq INTEGER NOT NULL,
+    idempotency_key TEXT NOT NULL,
+    PRIMARY KEY (tenant, user_id, thread_id, to_seq, idempotency_key)
+) WITHOUT ROWID;
 """
 
 
@@ -104,6 +110,38 @@ class SqliteTranscriptStore:
     def delete_user(self, tenant: str, user_id: str) -> None:
         with self._db.transaction() as conn:
             conn.execute("DELETE FROM turns WHERE tenant=? AND user_id=?", (tenant, user_id))
+            conn.execute("DELETE FROM append_keys WHERE tenant=? AND user_id=?", (tenant, user_id))
+
+    def has_threads(self, tenant: str, user_id: str) -> bool:
+        with self._db.reading() as conn:
+            row = conn.execute("SELECT 1 FROM turns WHERE tenant=? AND user_id=? LIMIT 1", (tenant, user_id)).fetchone()
+        return row is not None
+
+    def truncate(self, tenant: str, user_id: str, thread_id: str, from_seq: int) -> list[StoredTurn]:
+        # One write transaction: an append waits for it, then continues after the turns kept.
+        thread = (tenant, user_id, thread_id, from_seq)
+        with self._db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT * FROM turns WHERE tenant=? AND user_id=? AND thread_id=? AND seq >= ? ORDER BY seq", thread
+            ).fetchall()
+            conn.execute("DELETE FROM turns WHERE tenant=? AND user_id=? AND thread_id=? AND seq >= ?", thread)
+            conn.execute("DELETE FROM append_keys WHERE tenant=? AND user_id=? AND thread_id=? AND to_seq >= ?", thread)
+        return [_turn(row) for row in rows]
+
+    def remember_append_key(self, tenant: str, user_id: str, thread_id: str, to_seq: int, key: str) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO append_keys (tenant, user_id, thread_id, to_seq, idempotency_key)"
+                " VALUES (?,?,?,?,?)", (tenant, user_id, thread_id, to_seq, key),
+            )
+
+    def append_keys(self, tenant: str, user_id: str, thread_id: str, from_seq: int) -> list[str]:
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT idempotency_key FROM append_keys WHERE tenant=? AND user_id=? AND thread_id=? AND to_seq >= ?"
+                " ORDER BY to_seq", (tenant, user_id, thread_id, from_seq),
+            ).fetchall()
+        return list(dict.fromkeys(row[0] for row in rows))
 
 
 def _turn(row: Any) -> StoredTurn:
