@@ -19,13 +19,8 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import json
-import os
 import random
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,10 +29,11 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from serve_child import Client, Server, free_port, listing
+
 AGENT = "load-agent"
 PROBE_AGENT = "probe-agent"
 SHARED_KEYS = 64
-JSON = {"Content-Type": "application/json"}
 
 
 @dataclass
@@ -56,65 +52,6 @@ class Results:
             self.statuses[f"{route} {status}"] += 1
             if isinstance(status, int) and status < 500:
                 self.latency[route].append(seconds)
-
-
-class Server:
-    """`agentmem serve` as a user runs it, on a fixed port so clients can reconnect after a restart."""
-
-    def __init__(self, data_dir: Path, port: int):
-        self.data_dir, self.port = data_dir, port
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> float:
-        started = time.monotonic()
-        env = {**os.environ, "AGENTMEM_ENABLED_AGENTS": f"{AGENT},{PROBE_AGENT}", "POWERTOOLS_LOG_LEVEL": "ERROR"}
-        command = [str(Path(sys.executable).with_name("agentmem")), "serve", "--port", str(self.port),
-                   "--data-dir", str(self.data_dir), "--log-level", "ERROR"]
-        self.process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
-                conn.request("GET", "/v1/health")
-                if conn.getresponse().status == 200:
-                    conn.close()
-                    return time.monotonic() - started
-            except OSError:
-                time.sleep(0.05)
-        raise TimeoutError("agentmem serve did not come up")
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(30)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            self.process.wait(30)
-
-
-class Client:
-    """One kept-alive connection; a failed exchange drops it (the next request reconnects)."""
-
-    def __init__(self, port: int):
-        self.port = port
-        self.conn: http.client.HTTPConnection | None = None
-
-    def send(self, method: str, path: str, body: object = None,
-             headers: dict[str, str] | None = None) -> tuple[int, object]:
-        data = None if body is None else json.dumps(body).encode()
-        if self.conn is None:
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
-        try:
-            self.conn.request(method, path, body=data, headers={**JSON, **(headers or {})})
-            response = self.conn.getresponse()
-            raw = response.read()
-        except (OSError, http.client.HTTPException):
-            self.conn.close()
-            self.conn = None
-            raise
-        return response.status, (json.loads(raw) if raw else None)
 
 
 def worker(number: int, port: int, stop_at: float, runs: list[str], results: Results) -> None:
@@ -217,25 +154,6 @@ def probe(port: int, stop_at: float, every: float, results: Results) -> None:
         time.sleep(max(0.0, every - (time.monotonic() - accepted)))
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def listing(client: Client, path: str) -> list[dict[str, object]]:
-    items: list[dict[str, object]] = []
-    cursor = None
-    for _ in range(1000):
-        status, page = client.send("GET", path + (f"&cursor={cursor}" if cursor else ""))
-        assert status == 200 and isinstance(page, dict), (status, page)
-        items += page["items"]
-        cursor = page.get("nextCursor")
-        if not cursor:
-            break
-    return items
-
-
 def check(port: int, results: Results) -> list[str]:
     client = Client(port)
     problems = []
@@ -265,7 +183,7 @@ def main() -> int:
     args = parser.parse_args()
     results = Results()
     with tempfile.TemporaryDirectory(prefix="agentmem-load-") as tmp:
-        server = Server(Path(tmp), free_port())
+        server = Server(Path(tmp), free_port(), [AGENT, PROBE_AGENT])
         try:
             first_start = server.start()
             setup = Client(server.port)

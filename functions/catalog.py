@@ -9,6 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# Events per invocation of a consuming function: the SQS event source mapping's batch size in AWS
+# (infra/constructs/functions.py), and the most the local worker hands a consumer at once.
+CONSUMER_BATCH_SIZE = 10
+
 
 @dataclass(frozen=True)
 class FunctionSpec:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,3 +39,20 @@ def restore_environment():
     yield
     os.environ.clear()
     os.environ.update(saved)
+
+
+@pytest.fixture
+def function_log_lines() -> Iterator[Callable[[], list[dict[str, Any]]]]:
+    """The JSON lines the functions' powertools Logger writes (to stdout in Lambda), as written at the time."""
+    import io
+
+    from agentmem.api.observability import logger
+
+    handler = logger.registered_handler
+    assert isinstance(handler, logging.StreamHandler)
+    stream = io.StringIO()
+    previous = handler.setStream(stream)
+    try:
+        yield lambda: [json.loads(line) for line in stream.getvalue().splitlines() if line.startswith("{")]
+    finally:
+        handler.setStream(previous)

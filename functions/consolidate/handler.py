@@ -16,7 +16,7 @@ from typing import Any
 
 from agentmem.api.consumer import consume
 from agentmem.api.events import TurnsAppendedEvent
-from agentmem.api.observability import count, logger, metrics, tracer
+from agentmem.api.observability import count, inject_lambda_context, logger, metrics, tracer
 from agentmem.domain.log_ids import log_id
 from agentmem.wiring import get_services
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -52,7 +52,7 @@ def consolidate_turns(event: TurnsAppendedEvent) -> dict[str, Any]:
     return {"status": result.status, "userId": detail.user_id, **result.as_dict()}
 
 
-@logger.inject_lambda_context(clear_state=True)
+@inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import importlib.util
 from typing import Annotated, Any, Literal
 
 from agentmem.api.idempotency import append_turns_once, forget_turn_appends
-from agentmem.api.observability import logger, metrics, tracer
+from agentmem.api.observability import inject_lambda_context, metrics, tracer
 from agentmem.api.resolver import IdempotencyKey, PathId, json_response, make_resolver, no_content
 from agentmem.domain.timestamps import iso_utc
 from agentmem.ports.transcripts import StoredTurn
@@ -79,7 +79,8 @@ def append_turns(
 
     def append() -> dict[str, Any]:
         stored = service.append_turns(
-            userId, threadId, [TurnInput(role=turn.role, content=turn.content) for turn in request.turns]
+            userId, threadId, [TurnInput(role=turn.role, content=turn.content) for turn in request.turns],
+            idempotency_key,
         )
         if idempotency_key is not None:  # found again if these turns are deleted, to forget the key with them
             service.remember_append_key(userId, threadId, stored, idempotency_key)
@@ -223,7 +224,7 @@ routers = _routers()
 app = make_resolver(*routers)
 
 
-@logger.inject_lambda_context(clear_state=True)
+@inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from agentmem.api.idempotency import submit_feedback_once
 from agentmem.api.models import FeedbackRequest, MemoryPatchRequest, RunCreateRequest, RunOutputRequest
-from agentmem.api.observability import count, logger, metrics, tracer
+from agentmem.api.observability import count, inject_lambda_context, metrics, tracer
 from agentmem.api.presenters import SNIPPET_CHARS, memory_json, place_json, run_json, run_summary_json
 from agentmem.api.resolver import IdempotencyKey, PathId, json_response, make_resolver, no_content
 from agentmem.api.responses import MemoryPageAnswer
@@ -161,7 +161,7 @@ def erase_agent_personal_data(agentId: PathId) -> Response[Any]:
 app = make_resolver(router)
 
 
-@logger.inject_lambda_context(clear_state=True)
+@inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from functools import cache
 from typing import Any
 
 from agentmem.api.errors import error_response
-from agentmem.api.observability import logger, tracer
+from agentmem.api.observability import inject_lambda_context, logger, tracer
 from agentmem.api.resolver import make_resolver
 from agentmem.integrations.mcp.handlers import OUTER_REQUEST_CONTEXT, HandlerTransport
 from aws_lambda_powertools.event_handler import Response
@@ -97,7 +97,7 @@ def mcp_end_session() -> Response[Any]:
 app = make_resolver(router)
 
 
-@logger.inject_lambda_context(clear_state=True)
+@inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from agentmem.api.models import RetrieveRequest
-from agentmem.api.observability import count, logger, metrics, tracer
+from agentmem.api.observability import count, inject_lambda_context, logger, metrics, tracer
 from agentmem.api.resolver import PathId, make_resolver
 from agentmem.wiring import get_services
 from aws_lambda_powertools.event_handler.openapi.params import Body
@@ -35,7 +35,7 @@ def retrieve(agentId: PathId, request: Annotated[RetrieveRequest, Body()]) -> di
 app = make_resolver(router)
 
 
-@logger.inject_lambda_context(clear_state=True)
+@inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

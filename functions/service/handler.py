@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from agentmem import __version__
-from agentmem.api.observability import logger, tracer
+from agentmem.api.observability import inject_lambda_context, tracer
 from agentmem.api.resolver import make_resolver, openapi_json
 from agentmem.config import get_settings
 from aws_lambda_powertools.event_handler import Response, content_types
@@ -35,7 +35,7 @@ def _document() -> str:
 app = make_resolver(router)
 
 
-@logger.inject_lambda_context(clear_state=True)
+@inject_lambda_context
 @tracer.capture_lambda_handler
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     return app.resolve(event, context)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentmem.api.observability import count, logger, metrics, tracer
+from agentmem.api.observability import count, inject_lambda_context, logger, metrics, tracer
 from agentmem.service.sweep import sweep
 from agentmem.wiring import get_services
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 
-@logger.inject_lambda_context(clear_state=True)
+@inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from aws_cdk import aws_logs as logs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from functions.catalog import FUNCTIONS, FunctionSpec
+from functions.catalog import CONSUMER_BATCH_SIZE, FUNCTIONS, FunctionSpec
 from infra.bundling import PYTHON_VERSION, LayerStatus
 from infra.constructs.keys import log_group_prefix
 from infra.settings import LOG_RETENTION_DAYS, TenantSettings
@@ -81,7 +81,6 @@ FUNCTION_ACCESS: Mapping[str, frozenset[Access]] = {
 QUEUE_CONSUMER_ACTIONS = (
     "sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes",
 )  # fmt: skip
-CONSUMER_BATCH_SIZE = 10
 # Actions that support no resource-level permissions: their statements must name "*".
 RESOURCELESS_ACTIONS = frozenset({"xray:PutTraceSegments", "xray:PutTelemetryRecords", "comprehend:DetectPiiEntities"})
 

@@ -8,8 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentmem.domain.errors import InvalidInput
-from agentmem.ports.transcripts import NewTurn, StoredTurn, encode_turn_cursor
+from agentmem.domain.errors import Conflict, InvalidInput
+from agentmem.ports.transcripts import (
+    APPEND_KEY_SECONDS,
+    AppendKey,
+    NewTurn,
+    StoredTurn,
+    encode_turn_cursor,
+    turns_fingerprint,
+)
 
 from tests.contract.conftest import TABLE_NAME, create_table
 
@@ -145,8 +152,10 @@ class InterleavingClient:
     """A DynamoDB client that lets another writer append to the thread just before each of our first
     `times` transactions: the race two Lambda containers run when they append to one thread at once."""
 
-    def __init__(self, inner: Any, other_writer: Any, times: int) -> None:
+    def __init__(self, inner: Any, other_writer: Any, times: int, *, key: AppendKey | None = None,
+                 content: str = "from the other writer") -> None:
         self.inner, self.other_writer, self.left = inner, other_writer, times
+        self.key, self.content = key, content
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -154,7 +163,7 @@ class InterleavingClient:
     def transact_write_items(self, **request: Any) -> Any:
         if self.left > 0:
             self.left -= 1
-            self.other_writer.append("acme", "alice", "t1", turns("from the other writer"), T0)
+            self.other_writer.append("acme", "alice", "t1", turns(self.content), T0, key=self.key)
         return self.inner.transact_write_items(**request)
 
 
@@ -251,3 +260,103 @@ def test_append_keys_are_found_by_the_seqs_their_appends_stored_and_go_with_them
     transcripts.delete_user("acme", "alice")
     assert transcripts.append_keys("acme", "alice", "t1", 1) == []
     assert transcripts.append_keys("acme", "alice", "t2", 1) == []
+
+
+# -- an append's Idempotency-Key, stored with its turns ------------------------------------------------
+
+
+def keyed(key: str, *contents: str) -> AppendKey:
+    roles = ("user", "assistant")
+    return AppendKey(key, turns_fingerprint([(roles[i % 2], c) for i, c in enumerate(contents)]))
+
+
+def test_an_append_sent_again_with_its_key_gets_the_first_turns_and_stores_nothing(transcripts: Any) -> None:
+    first = transcripts.append("acme", "alice", "t1", turns("hello", "hi"), T0, key=keyed("k1", "hello", "hi"))
+    transcripts.append("acme", "alice", "t1", turns("later"), T0 + 1)
+
+    again = transcripts.append("acme", "alice", "t1", turns("hello", "hi"), T0 + 5, key=keyed("k1", "hello", "hi"))
+
+    assert again == first and [t.seq for t in again] == [1, 2]
+    assert contents(transcripts.list_turns("acme", "alice", "t1", limit=10).items) == ["hello", "hi", "later"]
+
+
+def test_an_append_key_sent_with_other_turns_is_a_conflict_and_stores_nothing(transcripts: Any) -> None:
+    transcripts.append("acme", "alice", "t1", turns("hello"), T0, key=keyed("k1", "hello"))
+    with pytest.raises(Conflict):
+        transcripts.append("acme", "alice", "t1", turns("other"), T0 + 1, key=keyed("k1", "other"))
+    assert contents(transcripts.list_turns("acme", "alice", "t1", limit=10).items) == ["hello"]
+
+
+def test_an_append_key_belongs_to_its_thread_and_user(transcripts: Any) -> None:
+    transcripts.append("acme", "alice", "t1", turns("hello"), T0, key=keyed("k1", "hello"))
+    assert transcripts.append("acme", "alice", "t2", turns("hello"), T0, key=keyed("k1", "hello"))[0].thread_id == "t2"
+    assert transcripts.append("acme", "bob", "t1", turns("hello"), T0, key=keyed("k1", "hello"))[0].user_id == "bob"
+    assert len(transcripts.list_turns("acme", "alice", "t2", limit=10).items) == 1
+    assert len(transcripts.list_turns("acme", "bob", "t1", limit=10).items) == 1
+
+
+def test_an_append_key_older_than_its_lifetime_appends_again(transcripts: Any) -> None:
+    transcripts.append("acme", "alice", "t1", turns("hello"), T0, key=keyed("k1", "hello"))
+    later = transcripts.append("acme", "alice", "t1", turns("hello"), T0 + APPEND_KEY_SECONDS + 1,
+                               key=keyed("k1", "hello"))
+    assert [t.seq for t in later] == [2]
+    # ... and the key now answers for the new append.
+    assert transcripts.append("acme", "alice", "t1", turns("hello"), T0 + APPEND_KEY_SECONDS + 2,
+                              key=keyed("k1", "hello")) == later
+
+
+def test_append_keys_never_show_up_as_turns(transcripts: Any) -> None:
+    transcripts.append("acme", "alice", "t1", turns("one", "two"), T0, key=keyed("k1", "one", "two"))
+    assert contents(transcripts.newest_turns("acme", "alice", "t1", 10)) == ["one", "two"]
+    assert contents(transcripts.list_turns("acme", "alice", "t1", limit=10).items) == ["one", "two"]
+
+
+def test_erasing_a_user_forgets_their_append_keys(transcripts: Any) -> None:
+    transcripts.append("acme", "alice", "t1", turns("hello"), T0, key=keyed("k1", "hello"))
+    transcripts.delete_user("acme", "alice")
+    fresh = transcripts.append("acme", "alice", "t1", turns("hello"), T0 + 1, key=keyed("k1", "hello"))
+    assert [t.seq for t in fresh] == [1]
+    assert len(transcripts.list_turns("acme", "alice", "t1", limit=10).items) == 1
+
+
+def test_two_appends_with_one_key_at_once_store_the_turns_once(transcripts: Any) -> None:
+    key = keyed("k1", "hello")
+    if type(transcripts).__name__ == "DynamoDbTranscriptStore":
+        import boto3
+        from agentmem.adapters.aws.dynamodb_transcripts import DynamoDbTranscriptStore
+
+        # The other request commits the same key between our check and our transaction.
+        other = DynamoDbTranscriptStore(TABLE_NAME)
+        racing = DynamoDbTranscriptStore(
+            TABLE_NAME, InterleavingClient(boto3.client("dynamodb"), other, times=1, key=key, content="hello"),
+            sleep=lambda _: None,
+        )
+        answers = [racing.append("acme", "alice", "t1", turns("hello"), T0, key=key)]
+    else:
+        answers = []
+
+        def writer() -> None:
+            answers.append(transcripts.append("acme", "alice", "t1", turns("hello"), T0, key=key))
+
+        threads = [threading.Thread(target=writer) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+
+    stored = transcripts.list_turns("acme", "alice", "t1", limit=10).items
+    assert contents(stored) == ["hello"]
+    assert all(answer == stored for answer in answers) and answers
+
+
+def test_a_keyed_append_whose_turns_were_deleted_appends_again(transcripts: Any) -> None:
+    transcripts.append("acme", "alice", "t1", turns("kept"), T0)
+    transcripts.append("acme", "alice", "t1", turns("hello", "hi"), T0 + 1, key=keyed("k1", "hello", "hi"))
+    transcripts.truncate("acme", "alice", "t1", 3)  # only "hi" goes: the key answers no more
+    again = transcripts.append("acme", "alice", "t1", turns("hello", "hi"), T0 + 2, key=keyed("k1", "hello", "hi"))
+    assert [t.seq for t in again] == [3, 4]
+    assert contents(transcripts.list_turns("acme", "alice", "t1", limit=10).items) == ["kept", "hello", "hello", "hi"]
+    transcripts.truncate("acme", "alice", "t1", 2)
+    again = transcripts.append("acme", "alice", "t1", turns("hello", "hi"), T0 + 3, key=keyed("k1", "hello", "hi"))
+    assert [t.seq for t in again] == [2, 3]
+    assert contents(transcripts.list_turns("acme", "alice", "t1", limit=10).items) == ["kept", "hello", "hi"]

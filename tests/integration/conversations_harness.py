@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import time
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -225,3 +226,40 @@ def run_isolation_scenario(
             for thread in threads:
                 assert all_turns(callers[tenant], user, thread) == model.turns.get((tenant, user, thread))
     return model
+
+
+def check_a_crash_between_the_turns_and_the_idempotency_record(
+    call: HandlerCaller, services: Services, monkeypatch: Any, user: str
+) -> None:
+    """An append whose turns are written but whose idempotency record never completes (the process died
+    between the two writes), sent again with its key once that in-progress record has lapsed: the retry
+    gets the turns the first one stored, and the thread holds them once."""
+    from agentmem.local.lambda_runtime import LocalLambdaContext
+
+    path = f"/v1/users/{user}/threads/t1/turns"
+    body = {"turns": [{"role": "user", "content": "I moved to Porto."}, {"role": "assistant", "content": "Noted."}]}
+    headers = {"Idempotency-Key": "crash-1"}
+    store = services.turns_idempotency_store()
+
+    def crash(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("the process died before the idempotency record completed")
+
+    # A crashed invocation's in-progress record lasts until its Lambda timeout; here it lapses at once.
+    monkeypatch.setattr(LocalLambdaContext, "get_remaining_time_in_millis", lambda self: 1)
+    with monkeypatch.context() as crashing:
+        crashing.setattr(store, "save_success", crash)
+        status, _ = call("POST", path, body, headers=headers)
+    assert status >= 500
+    stored_by_the_crashed_request = all_turns(call, user, "t1")
+    assert stored_by_the_crashed_request is not None and len(stored_by_the_crashed_request) == 2
+    time.sleep(0.01)
+
+    status, answer = call("POST", path, body, headers=headers)
+    assert status == 201, answer
+    assert answer["turns"] == stored_by_the_crashed_request
+    assert all_turns(call, user, "t1") == stored_by_the_crashed_request
+    # From now on the completed record answers, with the same turns.
+    assert call("POST", path, body, headers=headers) == (201, answer)
+    status, error = call("POST", path, {"turns": [{"role": "user", "content": "Something else."}]}, headers=headers)
+    assert status == 409 and error["error"]["code"] == "conflict"
+    assert all_turns(call, user, "t1") == stored_by_the_crashed_request

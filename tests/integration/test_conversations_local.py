@@ -33,6 +33,7 @@ from tests.integration.conversations_harness import (
     RecordingEmbedder,
     all_turns,
     append,
+    check_a_crash_between_the_turns_and_the_idempotency_record,
     run_isolation_scenario,
 )
 
@@ -436,3 +437,9 @@ def test_no_detected_structured_value_is_at_rest_in_logs_or_sent_to_the_embedder
     )
     assert leaks == []
     assert embedder.texts  # the embedder was used, so its record is evidence
+
+
+def test_a_crash_between_the_turns_and_the_idempotency_record_never_appends_twice_on_sqlite(
+    call: HandlerCaller, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    check_a_crash_between_the_turns_and_the_idempotency_record(call, services, monkeypatch, "crashed")

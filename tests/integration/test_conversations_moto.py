@@ -34,6 +34,7 @@ from tests.integration.conversations_harness import (
     HashingEmbedder,
     all_turns,
     append,
+    check_a_crash_between_the_turns_and_the_idempotency_record,
     run_isolation_scenario,
 )
 
@@ -329,3 +330,10 @@ def test_a_retried_append_with_its_key_stores_the_turns_once_in_dynamodb(call: H
                          headers={"Idempotency-Key": "append-7"})
     assert status == 409 and error["error"]["code"] == "conflict"
     assert len(call("GET", path)[1]["items"]) == 1
+
+
+def test_a_crash_between_the_turns_and_the_idempotency_record_never_appends_twice_in_dynamodb(
+    call: HandlerCaller, acme: Services, fresh_user, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The turns, the thread's counter and the append's key are one TransactWriteItems; the record is another write.
+    check_a_crash_between_the_turns_and_the_idempotency_record(call, acme, monkeypatch, fresh_user("crashed"))

@@ -47,3 +47,26 @@ def test_with_a_token_a_wildcard_bind_serves_and_asks_for_the_token(tmp_path: Pa
             assert status_of(port, {"Authorization": f"Bearer {TOKEN}", "Host": "my-workstation.lan"}) == 200
     finally:
         app.close()
+
+
+def test_serve_refuses_a_wildcard_bind_before_starting_a_worker_or_writing_a_file(tmp_path: Path, monkeypatch):
+    import threading
+
+    from agentmem.cli.main import cli
+    from click.testing import CliRunner
+
+    monkeypatch.delenv("AGENTMEM_API_TOKEN", raising=False)
+    data_dir = tmp_path / "fresh"
+    threads_before = {t.ident for t in threading.enumerate()}
+    result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0", "--port", "0", "--data-dir", str(data_dir)])
+    assert result.exit_code == 1 and "apiToken" in result.output
+    assert not data_dir.exists()
+    started = [t.name for t in threading.enumerate() if t.ident not in threads_before]
+    assert started == []
+
+
+def test_create_app_for_a_wildcard_host_without_a_token_raises_before_wiring(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("AGENTMEM_API_TOKEN", raising=False)
+    with pytest.raises(UnsafeBind, match="apiToken"):
+        create_app(tmp_path / "fresh", host="0.0.0.0")
+    assert not (tmp_path / "fresh").exists()

@@ -111,3 +111,84 @@ def test_the_sweep_indexes_a_lesson_whose_event_was_lost(tmp_path: Path, minilm:
         assert lesson_status(call, memory_id) == "indexed"
     finally:
         app.close()
+
+
+class CountingEmbedder:
+    """The real model, counting the calls and texts it is given."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.model_id, self.dimension = inner, inner.model_id, inner.dimension
+        self.calls: list[int] = []
+
+    def embed(self, texts: Any) -> Any:
+        self.calls.append(len(texts))
+        return self.inner.embed(texts)
+
+
+def test_the_lessons_due_at_once_reach_the_indexer_as_one_batch_embedded_in_one_call(tmp_path: Path, minilm: Any):
+    embedder = CountingEmbedder(minilm)
+    app = create_app(tmp_path, start_worker=False, ports={"embedder": embedder}, enabled_agents=["auditor"])
+    call = LocalCaller(app)
+    try:
+        memory_ids = []
+        for n in range(6):
+            status, run = call("POST", "/v1/agents/auditor/runs", {"input": f"{AUDIT} ({n})", "output": "FLAG"})
+            status, receipt = call("POST", f"/v1/agents/auditor/runs/{run['runId']}/feedback",
+                                   {"rating": "down", "comment": f"{COMMENT} Case {n}."})
+            assert status == 202
+            memory_ids.append(receipt["memoryId"])
+        embedder.calls.clear()
+        assert app.worker.drain() == 6
+        assert embedder.calls == [6]
+        assert {lesson_status(call, m) for m in memory_ids} == {"indexed"}
+    finally:
+        app.close()
+
+
+def test_a_record_that_fails_in_a_batch_is_retried_alone_and_the_rest_are_acknowledged(tmp_path: Path, minilm: Any):
+    app = create_app(tmp_path, start_worker=False, ports={"embedder": minilm}, enabled_agents=["auditor"])
+    call = LocalCaller(app)
+    try:
+        good = feedback(call)
+        # An event the indexer cannot parse (no memoryId), due in the same batch as the good one.
+        app.worker.bus.publish([DomainEvent("FeedbackSubmitted", {"tenant": app.settings.tenant})])
+        assert app.worker.drain(timeout=2) == 1
+        assert lesson_status(call, good) == "indexed"
+        assert [e.event_id for e in app.worker.bus.due_for("indexer")] == []  # backing off
+        assert app.worker.bus.next_due_for("indexer") is not None  # ... and still pending, alone
+        assert app.worker.bus.counts() == {"done": 1, "pending": 1}
+    finally:
+        app.close()
+
+
+def test_a_batch_whose_embedder_is_down_comes_back_whole_and_is_indexed_when_it_is_up(tmp_path: Path, minilm: Any):
+    from agentmem.domain.errors import BackendUnavailable
+
+    class Flaky(CountingEmbedder):
+        down = True
+
+        def embed(self, texts: Any) -> Any:
+            if self.down:
+                raise BackendUnavailable("embedder", "model server unreachable")
+            return super().embed(texts)
+
+    embedder = Flaky(minilm)
+    app = create_app(tmp_path, start_worker=False, ports={"embedder": embedder}, enabled_agents=["auditor"])
+    app.worker.base_delay = 0.2  # the first retry is due 0.2 s after the failure
+    call = LocalCaller(app)
+    try:
+        lessons = []
+        for n in range(3):
+            _, run = call("POST", "/v1/agents/auditor/runs", {"input": f"{AUDIT} {n}", "output": "FLAG"})
+            lessons.append(call("POST", f"/v1/agents/auditor/runs/{run['runId']}/feedback",
+                                {"rating": "down", "comment": f"{COMMENT} {n}"})[1]["memoryId"])
+        assert app.worker.drain(timeout=0.1) == 0
+        assert {lesson_status(call, m) for m in lessons} == {"pending"}
+        assert app.worker.bus.counts() == {"pending": 3}
+        embedder.down = False
+        time.sleep(0.25)
+        assert app.worker.drain() == 3
+        assert embedder.calls == [3]  # (the wall's listing below embeds too, for grouping)
+        assert {lesson_status(call, m) for m in lessons} == {"indexed"}
+    finally:
+        app.close()

@@ -17,8 +17,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from agentmem.api.limits import MAX_BODY_BYTES, too_large_message
 from agentmem.local import asgi
-from agentmem.local.server import create_app
+from agentmem.local.server import LocalApp, create_app
 
 from tests.integration.served import raw_exchange, serving
 
@@ -26,14 +27,19 @@ ERROR_KEYS = {"code", "message", "details"}
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[tuple[str, int]]:
+def local_app(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[LocalApp]:
     app = create_app(tmp_path_factory.mktemp("http"), start_worker=False, ports={"embedder": minilm},
                      enabled_agents=["auditor"])
     try:
-        with serving(app) as url:
-            yield url, int(urlsplit(url).port or 0)
+        yield app
     finally:
         app.close()
+
+
+@pytest.fixture(scope="module")
+def server(local_app: LocalApp) -> Iterator[tuple[str, int]]:
+    with serving(local_app) as url:
+        yield url, int(urlsplit(url).port or 0)
 
 
 def request(port: int, method: str, path: str, body: bytes | None = None,
@@ -74,8 +80,30 @@ def test_unknown_route_is_a_contract_404(server):
 
 def test_wrong_method_is_405_with_allow(server):
     status, headers, body = request(server[1], "DELETE", "/v1/health")
-    assert status == 405 and headers["allow"] == "GET"
+    assert status == 405 and headers["allow"] == "GET, HEAD"
     assert contract_error(body)["code"] == "method_not_allowed"
+
+
+def test_head_on_a_get_route_answers_its_headers_without_a_body(server):
+    get_status, get_headers, get_body = request(server[1], "GET", "/v1/health")
+    conn = http.client.HTTPConnection("127.0.0.1", server[1], timeout=10)
+    try:
+        conn.request("HEAD", "/v1/health")
+        response = conn.getresponse()
+        assert response.status == get_status == 200
+        assert response.getheader("Content-Type") == get_headers["content-type"]
+        assert int(response.getheader("Content-Length") or -1) == len(get_body) > 0
+        assert response.read() == b""
+        # The connection is still in step: the next request on it gets its own answer.
+        conn.request("GET", "/v1/health")
+        assert json.loads(conn.getresponse().read()) == json.loads(get_body)
+    finally:
+        conn.close()
+
+
+def test_head_on_a_route_without_get_is_405_naming_its_methods(server):
+    status, headers, body = request(server[1], "HEAD", "/v1/agents/auditor/retrieve")
+    assert status == 405 and headers["allow"] == "POST" and body == b""
 
 
 def test_an_overlong_request_target_is_414_in_the_contracts_body(server):
@@ -111,17 +139,44 @@ def test_a_malformed_request_line_is_400_in_the_contracts_body(server):
     assert status == 400 and contract_error(body)["code"] == "bad_request"
 
 
-def test_a_body_over_one_mebibyte_is_413_before_it_is_read(server):
+def padded_run(size: int) -> bytes:
+    """A valid `POST /runs` body of exactly `size` bytes (JSON allows trailing whitespace)."""
+    body = json.dumps({"input": "Audit the Ridgeline page.", "output": "No issues."}).encode()
+    return body + b" " * (size - len(body))
+
+
+def test_a_body_of_exactly_the_limit_is_served_and_one_byte_more_is_413(server):
+    status, _, body = request(server[1], "POST", "/v1/agents/auditor/runs", padded_run(MAX_BODY_BYTES),
+                              {"Content-Type": "application/json"})
+    assert status == 201 and json.loads(body)["runId"]
+    status, _, body = request(server[1], "POST", "/v1/agents/auditor/runs", padded_run(MAX_BODY_BYTES + 1),
+                                    {"Content-Type": "application/json"})
+    assert status == 413 and contract_error(body) == {
+        "code": "too_large", "message": too_large_message(), "details": []}
+
+
+def test_the_handlers_apply_the_same_limit_without_the_http_front(server, local_app):
+    # In AWS no local front stands before the resolver: it applies the same limit to the proxy event.
+    app_handle = local_app.handle
+    status, _, body = app_handle("POST", "/v1/agents/auditor/runs", {"content-type": "application/json"},
+                                 padded_run(MAX_BODY_BYTES), "127.0.0.1")
+    assert status == 201
+    status, _, body = app_handle("POST", "/v1/agents/auditor/runs", {"content-type": "application/json"},
+                                 padded_run(MAX_BODY_BYTES + 1), "127.0.0.1")
+    assert status == 413 and contract_error(body)["code"] == "too_large"
+
+
+def test_a_body_over_the_limit_is_413_before_it_is_read(server):
     head = (b"POST /v1/agents/auditor/retrieve HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (1024 * 1024 + 1))
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (MAX_BODY_BYTES + 1))
     status, headers, body = split_raw(raw_exchange(server[1], head + b'{"input": "'))
     assert status == 413 and contract_error(body)["code"] == "too_large"
     assert headers.get("connection") == "close"
 
 
-def test_a_chunked_body_over_one_mebibyte_is_413(server):
+def test_a_chunked_body_over_the_limit_is_413(server):
     def chunks() -> Iterator[bytes]:
-        for _ in range(17):
+        for _ in range(MAX_BODY_BYTES // 65536 + 1):
             yield b"x" * 65536
 
     conn = http.client.HTTPConnection("127.0.0.1", server[1], timeout=10)

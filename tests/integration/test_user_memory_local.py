@@ -18,7 +18,6 @@ from pathlib import Path
 import pytest
 from agentmem.adapters.local.offline_llm import OfflineRuleModel
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
-from agentmem.api.observability import logger
 from agentmem.domain.log_ids import log_id
 from agentmem.local.lambda_runtime import invoke
 from agentmem.local.server import create_app
@@ -238,12 +237,12 @@ def test_a_deleted_fact_is_gone_and_erasing_the_user_removes_profile_and_facts(a
     assert status == 200 and answer["facts"] == [] and answer["profile"] is None
 
 
-def test_each_consolidation_logs_one_line_and_tells_the_bus(app, call, caplog):
+def test_each_consolidation_logs_one_line_and_tells_the_bus(app, call, function_log_lines):
     say(call, app, "t1", "I work at Globex.")
     say(call, app, "t1", "Thanks!")
 
-    # Each record as the function's JSON formatter writes it to the log stream (CloudWatch in AWS).
-    lines = [json.loads(logger.registered_formatter.format(r)) for r in caplog.records]
+    # Each line as the function's JSON formatter wrote it to the log stream (CloudWatch in AWS).
+    lines = function_log_lines()
     runs = [line for line in lines if line.get("message") == "profile consolidation"]
     assert [(r["status"], r["version"], r["factsAdded"]) for r in runs] == [("updated", 1, 1), ("unchanged", 1, 0)]
     # The user appears as a pseudonym, never as the id.

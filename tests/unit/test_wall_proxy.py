@@ -172,11 +172,56 @@ def test_a_request_naming_another_host_is_refused_against_dns_rebinding(proxy_se
 
 def test_a_cors_preflight_gets_no_permission(proxy_server, stack_api):
     server, _ = proxy_server
-    status, headers, _ = send(server, "OPTIONS", "/v1/agents/auditor/memories/m1", b"", {
+    status, headers, body = send(server, "OPTIONS", "/v1/agents/auditor/memories/m1", b"", {
         "Origin": "https://attacker.example", "Access-Control-Request-Method": "DELETE",
     })
+    assert status == 403 and json.loads(body)["error"]["code"] == "cross_site_refused"
+    assert not any(name.startswith("access-control-") for name in headers)
+    # Without an Origin (not a browser's preflight) OPTIONS is still no way in.
+    status, headers, _ = send(server, "OPTIONS", "/v1/agents/auditor/memories/m1", b"", authorized())
     assert status == 405 and not any(name.startswith("access-control-") for name in headers)
     assert stack_api.received == []
+
+
+def test_a_cross_site_request_is_refused_even_with_the_token(proxy_server, stack_api):
+    server, _ = proxy_server
+    for extra in ({"Origin": "https://attacker.example"}, {"Sec-Fetch-Site": "cross-site"}):
+        status, _, body = send(server, "DELETE", "/v1/agents/auditor/memories/m1", b"", authorized(extra))
+        assert status == 403 and json.loads(body)["error"]["code"] == "cross_site_refused"
+    assert stack_api.received == []
+
+
+def test_framing_errors_and_oversize_bodies_are_answered_in_the_contracts_body(proxy_server, stack_api):
+    from agentmem.api.limits import MAX_BODY_BYTES
+
+    from tests.integration.served import raw_exchange
+
+    server, _ = proxy_server
+    port = server.server_address[1]
+    raw = raw_exchange(port, b"POST /v1/agents HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: abc\r\n\r\n")
+    assert raw.startswith(b"HTTP/1.1 400") and b'"code": "bad_request"' in raw
+    status, _, body = send(server, "POST", "/v1/agents/auditor/runs", b"x" * (MAX_BODY_BYTES + 1), authorized())
+    assert status == 413 and json.loads(body)["error"]["code"] == "too_large"
+    status, _, body = send(server, "GET", "/v1/agents?q=" + "a" * 9000, b"", authorized())
+    assert status == 414 and json.loads(body)["error"]["code"] == "uri_too_long"
+    assert stack_api.received == []
+
+
+def test_a_kept_alive_connection_carries_one_request_after_another(proxy_server, stack_api):
+    server, _ = proxy_server
+    conn = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+    try:
+        for _ in range(3):
+            conn.request("GET", "/v1/agents", headers=authorized())
+            response = conn.getresponse()
+            assert response.status == 200 and response.read() == stack_api.answer[2]
+        conn.request("HEAD", "/wall")
+        response = conn.getresponse()
+        assert response.status == 200 and response.read() == b""
+        assert int(response.getheader("Content-Length") or 0) == len(wall_page())
+    finally:
+        conn.close()
+    assert len(stack_api.received) == 3
 
 
 def test_only_v1_paths_are_forwarded(proxy_server, stack_api):

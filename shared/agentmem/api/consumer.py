@@ -6,9 +6,14 @@ records whose bodies are the EventBridge events. powertools' batch processor
 runs the business logic once per record and answers `batchItemFailures`, so
 only the records that failed come back (and, after the queue's
 `maxReceiveCount`, move to its dead-letter queue). Locally the worker hands the
-function one EventBridge event at a time, as EventBridge's Lambda target would;
-a failure raises and the outbox retries it. Both paths parse the event with
-the same model and call the same `handle`.
+function a batch in the same SQS shape (up to `CONSUMER_BATCH_SIZE` events that
+are due) and reads `batchItemFailures` back the same way. Both paths parse the
+event with the same model and call the same `handle`.
+
+A consumer whose work is cheaper done together (the indexer embeds every lesson
+of a batch in one forward pass) passes `handle_batch`: it gets the batch's
+events at once and answers one result per event; a failure of the whole call
+fails every record of it, each retried on its own.
 """
 
 from __future__ import annotations
@@ -38,13 +43,24 @@ def consume(
     context: LambdaContext,
     model: type[E],
     handle: Callable[[E], dict[str, Any]],
+    *,
+    handle_batch: Callable[[list[E]], list[dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
-    """Run `handle` on each event in `event`: an SQS batch (partial failures) or one EventBridge event."""
+    """Run `handle` on each event in `event`: an SQS batch (partial failures) or one EventBridge event.
+
+    With `handle_batch`, the events of an SQS batch that parse go to it together (one result each, in order).
+    """
     if not is_sqs_batch(event):
         return handle(model.model_validate(event))
+    done = _handled_together(event["Records"], model, handle_batch) if handle_batch is not None else {}
 
     def record_handler(record: SQSRecord) -> dict[str, Any]:
         try:
+            if record.message_id in done:
+                outcome = done[record.message_id]
+                if isinstance(outcome, Exception):
+                    raise outcome
+                return outcome
             return handle(model.model_validate_json(record.body))
         except Exception as exc:
             # The message comes back after its visibility timeout; no body in the log (it names users).
@@ -59,3 +75,26 @@ def consume(
     # One processor per invocation: it holds the batch's results, which must not be shared.
     processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
     return dict(process_partial_response(event, record_handler, processor, context))
+
+
+def _handled_together(
+    records: list[dict[str, Any]], model: type[E], handle_batch: Callable[[list[E]], list[dict[str, Any]]]
+) -> dict[str, dict[str, Any] | Exception]:
+    """Each record's result (or the exception it fails with), by message id, from one `handle_batch` call."""
+    outcomes: dict[str, dict[str, Any] | Exception] = {}
+    parsed: list[tuple[str, E]] = []
+    for record in records:
+        try:
+            parsed.append((record["messageId"], model.model_validate_json(record["body"])))
+        except Exception as exc:  # a malformed record fails alone
+            outcomes[record["messageId"]] = exc
+    if not parsed:
+        return outcomes
+    try:
+        results: list[dict[str, Any] | Exception] = list(handle_batch([event for _, event in parsed]))
+    except Exception as exc:
+        results = [exc] * len(parsed)
+    if len(results) != len(parsed):
+        raise ValueError(f"handle_batch answered {len(results)} results for {len(parsed)} events")
+    outcomes.update({message_id: result for (message_id, _), result in zip(parsed, results, strict=True)})
+    return outcomes

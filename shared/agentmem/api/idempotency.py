@@ -19,7 +19,10 @@ service's derived id still gives the same feedback.
 
 Turn appends follow the same rules (`append_turns_once`): a retried append with its key is answered
 with the first append's turns and stores nothing; the key with other turns is a 409. Their records
-hold the answer, which is the masked turns (tokens, never the personal values).
+hold the answer, which is the masked turns (tokens, never the personal values). The transcript store
+also writes the key with the turns, in their transaction (ports/transcripts.py `AppendKey`): should
+the process die after the turns and before this record completes, the retry that runs `append` again
+gets the turns already stored, not a second copy.
 
 Concurrent calls with one key: the first runs, the others get 409 with `Retry-After`
 (api/errors.py) and, sent again, the first one's answer (MemoryClient does that).

@@ -14,10 +14,9 @@ from aws_lambda_powertools.event_handler.router import Router
 
 from agentmem import __version__
 from agentmem.api.errors import register_error_handlers
+from agentmem.api.limits import MAX_BODY_BYTES, MAX_BODY_TEXT, too_large_message
 from agentmem.domain.ids import ID_REGEX
 
-# API Gateway itself stops at 10 MB; nothing agentmem accepts is near this.
-MAX_BODY_BYTES = 512 * 1024
 # No request body of the contract nests more than a few levels or holds a number near this size.
 MAX_JSON_DEPTH = 32
 MAX_INTEGER_DIGITS = 20
@@ -154,7 +153,7 @@ ERRORS: dict[str, str] = {
     "404": "not_found",
     "409": "conflict: a version (If-Match) mismatch, an Idempotency-Key reused with another body, or one still "
            "being processed (with Retry-After: send it again then for the first answer)",
-    "413": "too_large: the body exceeds 512 KiB",
+    "413": f"too_large: the body exceeds {MAX_BODY_TEXT}",
     "503": "backend_unavailable: a backend failed; nothing was written, retry later",
 }
 # What the HTTP front refuses before any function runs (API Gateway in AWS, `agentmem serve` locally),
@@ -248,7 +247,7 @@ def _invalid_body(message: str) -> dict[str, Any]:
 
 def _too_large() -> dict[str, Any]:
     body = {
-        "error": {"code": "too_large", "message": f"the body exceeds {MAX_BODY_BYTES} bytes", "details": []}
+        "error": {"code": "too_large", "message": too_large_message(), "details": []}
     }
     return {
         "statusCode": 413,

@@ -56,15 +56,15 @@ def serve(host: str, port: int, data_dir: Path, log_level: str) -> None:
     logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     import signal
 
-    from agentmem.local.security import UnsafeBind, ensure_safe_bind
+    from agentmem.local.security import UnsafeBind
     from agentmem.local.server import create_app, make_http_server
 
     try:
-        app = create_app(data_dir.resolve())
-    except ConfigError as exc:
+        # The bind is checked before anything starts: no worker, no data file for a refused --host.
+        app = create_app(data_dir.resolve(), host=host)
+    except (ConfigError, UnsafeBind) as exc:
         raise click.ClickException(str(exc)) from None
     try:
-        ensure_safe_bind(host, app.settings.api_token)
         server = make_http_server(app, host, port)
     except (UnsafeBind, OSError) as exc:
         app.close()
@@ -247,7 +247,8 @@ def demo(url: str | None, token: str | None, batch: bool, llm: str) -> None:
     llm_call = _demo_llm(llm)
     service = contextlib.nullcontext(url) if url else local_service([AUDITOR, OTHER_AGENT])
     with service as base_url:
-        client = MemoryClient(base_url, token=token)
+        # A generous read timeout: on a busy machine the first calls wait for the models to load.
+        client = MemoryClient(base_url, token=token, timeout=(5, 120))
         before, after = run_demo(client, batch=batch, llm=llm_call, say=click.echo)
     click.echo(f"flags: {before} -> {after}")
 

@@ -82,15 +82,38 @@ def llm_audit(llm: LlmCall, memory_messages: Sequence[Any], article: Article) ->
     return Audit(flags, [])
 
 
-def wait_until_indexed(client: MemoryClient, agent: str, memory_ids: set[str], timeout: float = 30.0) -> float:
-    """Seconds until every lesson is indexed (the indexer runs asynchronously)."""
+# Indexing takes well under a second on a quiet machine; a busy one (a test run beside it) can take
+# many seconds. The demo waits on the lessons' own state for as long as they are pending, up to this.
+INDEXING_PATIENCE_SECONDS = 300.0
+
+
+def wait_until_indexed(
+    client: MemoryClient, agent: str, memory_ids: set[str], *, say: Say | None = None,
+    patience: float = INDEXING_PATIENCE_SECONDS, poll: float = 0.05,
+) -> float:
+    """Seconds until every lesson is indexed (the indexer runs asynchronously).
+
+    Waits on their state, not on a clock: while a lesson is pending it is being indexed (the worker
+    retries failures), so the wait goes on, saying so after a few seconds, up to `patience`. A lesson
+    that is gone or deleted ends the wait at once with an error.
+    """
     start = time.monotonic()
-    while time.monotonic() - start < timeout:
+    told = False
+    while True:
         statuses = {m.memory_id: m.status for m in client.iter_memories(agent)}
-        if all(statuses.get(i) == "indexed" for i in memory_ids):
+        waiting = {i: statuses.get(i) for i in memory_ids if statuses.get(i) != "indexed"}
+        if not waiting:
             return time.monotonic() - start
-        time.sleep(0.1)
-    raise TimeoutError(f"lessons not indexed within {timeout:.0f} s")
+        lost = sorted(i for i, status in waiting.items() if i not in statuses or status == "deleted")
+        if lost:
+            raise RuntimeError(f"lesson(s) {', '.join(lost)} deleted or gone: they will not be indexed")
+        waited = time.monotonic() - start
+        if waited > patience:
+            raise TimeoutError(f"{len(waiting)} lesson(s) still pending after {patience:.0f} s")
+        if say is not None and not told and waited > 5:
+            say(f"  (still indexing {len(waiting)} lesson(s): the machine is busy; waiting on their state)")
+            told = True
+        time.sleep(poll)
 
 
 @contextmanager
@@ -126,7 +149,7 @@ def demo(client: MemoryClient, *, batch: bool, llm: LlmCall | None, say: Say) ->
         receipt = client.feedback(AUDITOR, before.runs[slug], "down", comment)
         memory_ids.add(receipt.memory_id or "")
         say(f"  👎 {slug:<18} \"{comment}\"")
-    waited = wait_until_indexed(client, AUDITOR, memory_ids)
+    waited = wait_until_indexed(client, AUDITOR, memory_ids, say=say)
     say(f"  (the three lessons were indexed {waited:.2f} s after the feedback)")
 
     say("\n3. Second audit: agentmem injects the lessons before each run:")

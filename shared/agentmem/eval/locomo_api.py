@@ -27,8 +27,10 @@ index does (S3 Vectors), to measure what the keyword side is worth.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -139,7 +141,8 @@ def evaluate_through_api(
     tokens: list[int] = []
     conversations = turns = skipped = irregular = missing = 0
     samples = load_samples(path)[:limit_conversations]
-    with tempfile.TemporaryDirectory(prefix="agentmem-locomo-api-") as folder:
+    # The handlers' metrics (CloudWatch EMF lines, printed) go to stderr: stdout is the eval's own answer.
+    with tempfile.TemporaryDirectory(prefix="agentmem-locomo-api-") as folder, contextlib.redirect_stdout(sys.stderr):
         ports = {"embedder": embedder} if embedder is not None else None
         # No embedding cache: every question pays for its embedding, as a new input would.
         app = create_app(Path(folder), start_worker=False, ports=ports, embedding_cache_size=0)

@@ -2,13 +2,15 @@
 
 Outermost first:
 
+`create_front` builds it for any request handler: `agentmem wall`'s signing proxy uses the same front.
+
 1. `Guard` (plain ASGI): size limits on the request line and headers (414, 431), the Host
    allowlist (421), the cross-site rule (403), the bearer token (403), an access log line, and
    a contract error body for anything that escaped (500).
 2. A Starlette router: the extension mounts (`Extension`: the MCP server at /mcp, static files),
    then everything else to the API.
-3. `ApiEndpoint`: reads the body (1 MiB -> 413, a deadline -> 408, a disconnect -> nothing runs),
-   then hands the request to `LocalApp.handle` in a worker thread. That turns it into an API
+3. `ApiEndpoint`: reads the body (over `MAX_BODY_BYTES`, 512 KiB -> 413, a deadline -> 408, a disconnect
+   -> nothing runs), then hands the request to `LocalApp.handle` in a worker thread. That turns it into an API
    Gateway proxy event for the catalog's function; `lambda_runtime.invoke` runs one invocation
    per function at a time, as Lambda does.
 
@@ -21,7 +23,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +35,8 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from agentmem.api.limits import MAX_BODY_BYTES, too_large_message
+from agentmem.local.http_common import Response as Answer
 from agentmem.local.http_common import bearer_token_ok, error_body
 from agentmem.local.security import HostPolicy, cross_site_reason
 
@@ -57,16 +61,19 @@ def logged_path(method: str, path: str) -> str:
         # Pages, the widget script and the MCP endpoint carry no ids, but the rest of their path is
         # the caller's text: it is not logged (a decoded `%0A` would forge a log line).
         return f"/{first}" if path.rstrip("/") == f"/{first}" else f"/{first}/*"
-    found = apigateway.match(method, path)
+    found = apigateway.match("GET" if method == "HEAD" else method, path)
     if found.route is not None:
         return found.route.template
     return "(no route)" if not found.allowed_methods else "(method not allowed)"
 
-MAX_BODY_BYTES = 1024 * 1024
 MAX_TARGET_BYTES = 8 * 1024
 MAX_HEADER_BYTES = 16 * 1024
 # From the end of the headers to the last byte of the body; a client slower than this is cut off.
 BODY_TIMEOUT_SECONDS = 10.0
+# A body over the limit is read and dropped up to this size and time before the 413, so the client
+# (still sending) can read it; a larger one is answered at once. API Gateway's own payload limit.
+MAX_DISCARDED_BYTES = 10 * 1024 * 1024
+DISCARD_SECONDS = 2.0
 # Pages served to whoever opens them (a link from anywhere, no token): the wall. Everything else
 # refuses cross-site callers and asks for the token when one is set.
 OPEN_PAGES = frozenset({("GET", "/wall"), ("GET", "/wall/"), ("HEAD", "/wall"), ("HEAD", "/wall/")})
@@ -92,9 +99,21 @@ class Extension:
         return str(getattr(self.route, "path", ""))
 
 
+# One request in, its answer out: method, target (path and query, as sent), lower-case headers, body, client IP.
+Handle = Callable[[str, str, Mapping[str, str], bytes, str], Answer]
+
+
 def create_asgi_app(local_app: LocalApp, *, host: str = "127.0.0.1",
                     extensions: Sequence[Extension] = ()) -> ASGIApp:
     """The whole local HTTP front for `local_app`, serving `host` (the `--host` given), with `extensions`."""
+    return create_front(local_app.handle, host=host, token=local_app.settings.api_token, extensions=extensions)
+
+
+def create_front(handle: Handle, *, host: str, token: str | None, extensions: Sequence[Extension] = (),
+                 open_pages: frozenset[tuple[str, str]] = OPEN_PAGES) -> ASGIApp:
+    """An HTTP front for `handle` (`agentmem serve`'s API, `agentmem wall`'s proxy): the same limits, Host
+    and cross-site checks, timeouts and error bodies. `token`, when set, is asked of every request but
+    `open_pages` and the extensions' open methods (None: `handle` checks its own)."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -105,7 +124,7 @@ def create_asgi_app(local_app: LocalApp, *, host: str = "127.0.0.1",
             yield
 
     routes: list[BaseRoute] = [e.route for e in extensions]
-    routes.append(Mount("", app=ApiEndpoint(local_app)))
+    routes.append(Mount("", app=ApiEndpoint(handle)))
     router = Starlette(
         routes=routes,
         lifespan=lifespan,
@@ -113,7 +132,7 @@ def create_asgi_app(local_app: LocalApp, *, host: str = "127.0.0.1",
         # Starlette's ServerErrorMiddleware would otherwise answer with a text/plain 500 before Guard sees it.
         exception_handlers={HTTPException: _http_exception, Exception: _internal_error},
     )
-    return Guard(router, HostPolicy.for_bind(host), local_app.settings.api_token, extensions)
+    return Guard(router, HostPolicy.for_bind(host), token, extensions, open_pages)
 
 
 async def _http_exception(_: Request, exc: Exception) -> Response:
@@ -132,10 +151,12 @@ async def _internal_error(_: Request, __: Exception) -> Response:
 class Guard:
     """Limits, Host, cross-site and token checks in front of every route; never a non-contract error body."""
 
-    def __init__(self, app: ASGIApp, hosts: HostPolicy, token: str | None, extensions: Sequence[Extension]):
+    def __init__(self, app: ASGIApp, hosts: HostPolicy, token: str | None, extensions: Sequence[Extension],
+                 open_pages: frozenset[tuple[str, str]] = OPEN_PAGES):
         self.app = app
         self.hosts = hosts
         self.token = token
+        self.open_pages = open_pages
         self.open_paths = [(e.path.rstrip("/"), e.open_methods) for e in extensions if e.open_methods]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -187,7 +208,7 @@ class Guard:
         return None
 
     def _open(self, method: str, path: str) -> bool:
-        if (method, path) in OPEN_PAGES:
+        if (method, path) in self.open_pages:
             return True
         return any(
             method in methods and (path == prefix or path.startswith(prefix + "/"))
@@ -196,10 +217,10 @@ class Guard:
 
 
 class ApiEndpoint:
-    """The API: the body read with limits, then `LocalApp.handle` (the Lambda handlers) in a worker thread."""
+    """The body read with limits, then `handle` (`LocalApp.handle`: the Lambda handlers) in a worker thread."""
 
-    def __init__(self, local_app: LocalApp):
-        self.local_app = local_app
+    def __init__(self, handle: Handle):
+        self.handle = handle
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = lower_headers(scope["headers"])
@@ -208,12 +229,15 @@ class ApiEndpoint:
             await send_error(send, 400, "bad_request", "Content-Length is not a number", close=True)
             return
         if declared is not None and int(declared) > MAX_BODY_BYTES:
-            await send_error(send, 413, "too_large", f"the request exceeds {MAX_BODY_BYTES} bytes", close=True)
+            if int(declared) <= MAX_DISCARDED_BYTES:
+                await discard_body(receive, MAX_DISCARDED_BYTES, DISCARD_SECONDS)
+            await send_error(send, 413, "too_large", too_large_message(), close=True)
             return
         try:
             body = await read_body(receive, MAX_BODY_BYTES, BODY_TIMEOUT_SECONDS)
         except BodyTooLarge:
-            await send_error(send, 413, "too_large", f"the request exceeds {MAX_BODY_BYTES} bytes", close=True)
+            await discard_body(receive, MAX_DISCARDED_BYTES, DISCARD_SECONDS)
+            await send_error(send, 413, "too_large", too_large_message(), close=True)
             return
         except TimeoutError:
             await send_error(send, 408, "request_timeout",
@@ -227,7 +251,7 @@ class ApiEndpoint:
         client = scope.get("client")
         source_ip = client[0] if client else "127.0.0.1"
         status, out_headers, out = await anyio.to_thread.run_sync(
-            self.local_app.handle, scope["method"], target, headers, body, source_ip
+            self.handle, scope["method"], target, headers, body, source_ip
         )
         await send_response(send, status, out_headers, out)
 
@@ -256,6 +280,21 @@ async def read_body(receive: Receive, limit: int, timeout: float) -> bytes:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
+
+
+async def discard_body(receive: Receive, limit: int, seconds: float) -> None:
+    """Read and drop what is left of a refused body (at most `limit` bytes, for at most `seconds`).
+
+    A client still sending when the server answers and closes gets a broken pipe instead of the
+    413; dropping the rest first lets it read the answer. Nothing is kept: memory stays flat.
+    """
+    received = 0
+    with anyio.move_on_after(seconds):
+        while received <= limit:
+            message = await receive()
+            if message["type"] == "http.disconnect" or not message.get("more_body", False):
+                return
+            received += len(message.get("body", b""))
 
 
 def lower_headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str]:

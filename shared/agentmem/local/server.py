@@ -32,7 +32,6 @@ from agentmem.local.worker import SWEEP_PENDING_OLDER_THAN_SECONDS, EventWorker
 from agentmem.wiring import Services, build_services, set_services
 
 log = logging.getLogger(__name__)
-MAX_REQUEST_BYTES = 1024 * 1024
 
 
 @dataclass
@@ -54,20 +53,21 @@ class LocalApp:
             return error_response(405, "method_not_allowed", "use GET", {"Allow": "GET, HEAD"})
         if self.settings.api_token and not bearer_token_ok(headers, self.settings.api_token):
             return error_response(403, "forbidden", "missing or wrong bearer token")
-        found = apigateway.match(method, path)
+        # HEAD is GET without the body (RFC 9110): the GET route answers it, and the HTTP layer (uvicorn)
+        # sends the headers only, Content-Length included.
+        routed = "GET" if method == "HEAD" else method
+        found = apigateway.match(routed, path)
         if found.route is None:
             if found.allowed_methods:
-                allowed = ", ".join(found.allowed_methods)
+                allowed = ", ".join(with_head(found.allowed_methods))
                 return error_response(405, "method_not_allowed", f"use {allowed}", {"Allow": allowed})
             return error_response(404, "not_found", f"no route for {method} {path}")
-        if len(body) > MAX_REQUEST_BYTES:
-            return error_response(413, "too_large", f"the request exceeds {MAX_REQUEST_BYTES} bytes")
         try:
             text = body.decode("utf-8") if body else None
         except UnicodeDecodeError:
             return error_response(400, "validation_error", "the body is not UTF-8")
         event = apigateway.proxy_event(
-            found.route, found.path_parameters, method, raw_path, headers, text, source_ip
+            found.route, found.path_parameters, routed, raw_path, headers, text, source_ip
         )
         result = invoke(found.route.function, event)
         out_headers = dict(result.get("headers") or {})
@@ -81,19 +81,32 @@ class LocalApp:
         self.services.close()
 
 
+def with_head(methods: Sequence[str]) -> list[str]:
+    """The methods of a path as `Allow` names them: HEAD beside every GET."""
+    named = list(dict.fromkeys(methods))
+    if "GET" in named and "HEAD" not in named:
+        named.insert(named.index("GET") + 1, "HEAD")
+    return named
+
+
 def create_app(
-    data_dir: Path, *, start_worker: bool = True, ports: dict[str, Any] | None = None, **overrides: Any
+    data_dir: Path, *, start_worker: bool = True, ports: dict[str, Any] | None = None, host: str | None = None,
+    **overrides: Any,
 ) -> LocalApp:
     """Wire the local service on `data_dir`, index whatever was left pending, start the worker.
 
     `ports` may supply adapters by name (`embedder`, `vectors`, ...) in place of the defaults:
-    tests share one loaded model this way, or inject a failing backend.
+    tests share one loaded model this way, or inject a failing backend. With `host` (the address the
+    server will listen on), UnsafeBind is raised for an address beyond loopback without apiToken
+    before anything starts or any file is written.
     """
     os.environ["AGENTMEM_DATA_DIR"] = str(data_dir)
     os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
     os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
     reset_settings()
     settings = load_settings(data_dir=data_dir, backend="local", **overrides)
+    if host is not None:
+        ensure_safe_bind(host, settings.api_token)
     data_dir.mkdir(parents=True, exist_ok=True)
     services = build_services(settings, **(ports or {}))
     if services.conversations is not None:

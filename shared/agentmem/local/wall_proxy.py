@@ -1,42 +1,45 @@
 """`agentmem wall`: the Memory Learning Wall for a deployed stack, through a loopback-only signing proxy.
 
-The browser only ever talks to this machine. The proxy serves the wall page and forwards
-`/v1/*` to the stack's API, signing each request with the operator's AWS credentials (SigV4,
-`execute-api`): the stack needs no public dashboard and no login of its own.
+The browser only ever talks to this machine, through the same HTTP front as `agentmem serve`
+(uvicorn and local/asgi.py: limits, timeouts, the Host allowlist, the cross-site rule, contract
+errors). The proxy serves the wall page and forwards `/v1/*` to the stack's API, signing each
+request with the operator's AWS credentials (SigV4, `execute-api`): the stack needs no public
+dashboard and no login of its own.
 
 Because the proxy lends the operator's credentials to whoever reaches it, it binds loopback
 only and asks for a random session token (the printed link carries it in the fragment, which
 the page keeps in sessionStorage). The token also makes every API call a non-simple cross-origin
-request, so another web page open in the same browser cannot drive the proxy; and the Host
-header must name the proxy itself, which defeats DNS rebinding.
+request, so another web page open in the same browser cannot drive the proxy (which refuses
+cross-site requests besides); and the Host header must name the proxy itself, which defeats DNS
+rebinding.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
 import secrets
-import socket
-import socketserver
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib import resources
-from typing import Any, Protocol, cast
+from typing import Protocol
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
+from starlette.types import ASGIApp
+
+from agentmem.api.limits import MAX_BODY_BYTES, too_large_message
 from agentmem.client.signing import SigV4Signer, region_from_url
 from agentmem.client.transport import HttpTransport
+from agentmem.local.asgi import create_front
 from agentmem.local.http_common import Response, bearer_token_ok, error_body, error_response, loopback_addresses
+from agentmem.local.http_server import LocalHttpServer
 from agentmem.local.static_files import STATIC_HEADERS, WIDGET_PATH, widget_script
 
 log = logging.getLogger(__name__)
 
-MAX_REQUEST_BYTES = 1024 * 1024
 # The request headers the API reads; anything else (cookies, the browser's own Authorization,
 # forwarding headers) stays on this machine.
-FORWARDED_REQUEST_HEADERS = ("content-type", "accept", "if-match", "idempotency-key")
+FORWARDED_REQUEST_HEADERS = ("Content-Type", "Accept", "If-Match", "Idempotency-Key")
 RETURNED_RESPONSE_HEADERS = ("content-type", "etag", "retry-after", "x-amzn-requestid", "x-amz-apigw-id")
 PAGE_HEADERS = {
     "Content-Type": "text/html; charset=utf-8",
@@ -145,15 +148,14 @@ class WallProxy:
             return error_response(405, "method_not_allowed", "cross-origin requests are not served")
         if not bearer_token_ok(headers, self.token):
             return error_response(403, "forbidden", "missing or wrong wall token (printed by `agentmem wall`)")
-        if len(body) > MAX_REQUEST_BYTES:
-            return error_response(413, "too_large", f"the request exceeds {MAX_REQUEST_BYTES} bytes")
+        if len(body) > MAX_BODY_BYTES:
+            return error_response(413, "too_large", too_large_message())
         url = self._origin + self._base_path + upstream_path + (f"?{_upstream_query(query)}" if query else "")
         return self.forward(method, url, headers, body)
 
     def forward(self, method: str, url: str, headers: Mapping[str, str], body: bytes) -> Response:
-        outgoing = {
-            name: value for name, value in headers.items() if name.lower() in FORWARDED_REQUEST_HEADERS
-        }
+        given = {name.lower(): value for name, value in headers.items()}
+        outgoing = {name: given[name.lower()] for name in FORWARDED_REQUEST_HEADERS if name.lower() in given}
         outgoing["User-Agent"] = "agentmem-wall"
         try:
             signed = self.signer.sign(method, url, outgoing, body)
@@ -178,78 +180,35 @@ class WallProxy:
         return status, returned, data
 
 
-class _ProxyRequestHandler(BaseHTTPRequestHandler):
-    proxy: WallProxy
-    protocol_version = "HTTP/1.1"
-    server_version = "agentmem-wall"
-
-    def _serve(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        if not self._host_ok():
-            status, headers, body = error_response(
-                421, "misdirected_request", "this proxy answers to its own address only"
-            )
-            self.close_connection = True
-        elif length > MAX_REQUEST_BYTES:
-            status, headers, body = error_response(413, "too_large", f"the request exceeds {MAX_REQUEST_BYTES} bytes")
-            self.close_connection = True
-        else:
-            raw = self.rfile.read(length) if length else b""
-            try:
-                status, headers, body = self.proxy.handle(self.command, self.path, dict(self.headers.items()), raw)
-            except Exception:
-                log.exception("unhandled error in the wall proxy")
-                status, headers, body = error_response(500, "internal_error", "internal error")
-        self.send_response(status)
-        for name, value in headers.items():
-            if name.lower() not in {"content-length", "connection", "transfer-encoding"}:
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-
-    def _host_ok(self) -> bool:
-        # DNS rebinding: a page from evil.example re-pointed at 127.0.0.1 still sends Host: evil.example.
-        port = bound_address(self.server)[1]
-        host = (self.headers.get("Host") or "").lower()
-        return host in {f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"}
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = _serve
-
-    def log_message(self, format: str, *args: Any) -> None:
-        # Method, path and status only: bodies may hold personal data.
-        log.info("%s %s", self.address_string(), format % args)
+# The proxy's pages, served without the token to whoever opens them (the link is typed or clicked).
+PROXY_PAGES = frozenset(
+    (method, path) for method in ("GET", "HEAD") for path in ("/", "/wall", "/wall/", WIDGET_PATH)
+)
 
 
-class _LoopbackServer(ThreadingHTTPServer):
-    daemon_threads = True
+def create_proxy_app(proxy: WallProxy, host: str = "127.0.0.1") -> ASGIApp:
+    """The proxy behind the same HTTP front as `agentmem serve` (local/asgi.py): request-line, header and body
+    limits, read timeouts, the Host allowlist against DNS rebinding, cross-site requests refused, every error in
+    the contract's body. The wall token is checked by `WallProxy.handle` (after the route, with its own words)."""
+
+    def handle(method: str, target: str, headers: Mapping[str, str], body: bytes, _: str) -> Response:
+        return proxy.handle(method, target, headers, body)
+
+    return create_front(handle, host=host, token=None, open_pages=PROXY_PAGES)
 
 
-class _LoopbackServer6(_LoopbackServer):
-    address_family = socket.AF_INET6
-
-
-def make_proxy_server(proxy: WallProxy, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
-    """An HTTP server for `proxy` on `host` (NotLoopback for anything but a loopback address)."""
+def make_proxy_server(proxy: WallProxy, host: str = "127.0.0.1", port: int = 0) -> LocalHttpServer:
+    """The HTTP server (uvicorn) for `proxy` on `host` (NotLoopback for anything but a loopback address)."""
     ensure_loopback(host)
-    handler = type("BoundProxyHandler", (_ProxyRequestHandler,), {"proxy": proxy})
-    bind = host.strip("[]")
-    try:
-        is_v6 = ipaddress.ip_address(bind).version == 6
-    except ValueError:
-        bind, is_v6 = "127.0.0.1", False  # a name such as `localhost`, already checked to be loopback
-    server_class = _LoopbackServer6 if is_v6 else _LoopbackServer
-    return server_class((bind, port), handler)
+    return LocalHttpServer(create_proxy_app(proxy, host), host, port)
 
 
-def bound_address(server: socketserver.BaseServer) -> tuple[str, int]:
+def bound_address(server: LocalHttpServer) -> tuple[str, int]:
     """The host and port a server listens on (the port the OS chose for port 0)."""
-    address = cast(tuple[Any, ...], server.server_address)
-    return str(address[0]), int(address[1])
+    return str(server.server_address[0]), int(server.server_address[1])
 
 
-def wall_url(server: ThreadingHTTPServer, token: str) -> str:
+def wall_url(server: LocalHttpServer, token: str) -> str:
     """The link to open: the wall on the proxy, its token in the fragment (never sent over the network)."""
     host, port = bound_address(server)
     shown = f"[{host}]" if ":" in host else host

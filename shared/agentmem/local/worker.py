@@ -2,9 +2,13 @@
 
 Each function whose catalog entry consumes a detail-type is subscribed to the outbox and gets its
 own delivery of every such event, through its real `lambda_handler`, from its own thread (as each
-EventBridge rule target is invoked on its own): a slow consolidation never delays indexing. A
-handler that raises is retried with exponential backoff; after `max_attempts` that consumer's
-delivery is parked as dead, like an event in the dead-letter queue in AWS.
+consumer has its own SQS queue in AWS): a slow consolidation never delays indexing. As SQS's event
+source mapping does, the worker hands a consumer what is due in batches of up to
+`CONSUMER_BATCH_SIZE` SQS records and reads `batchItemFailures` back: at a steady feedback rate
+the indexer embeds the lessons that arrived during its last batch together, so a lesson costs a
+fraction of a forward pass of its own. It waits on the bus (woken by every publish), never on a
+timer. A record that fails is retried with exponential backoff; after `max_attempts` that
+consumer's delivery is parked as dead, like a message in the dead-letter queue in AWS.
 
 A sweep (`sweep`, every `sweep_interval` seconds) re-drives what no event will: lessons left
 pending longer than a few minutes (an event lost, the embedder down when it came).
@@ -12,14 +16,18 @@ pending longer than a few minutes (an event lost, the embedder down when it came
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from agentmem.adapters.local.event_bus import SqliteEventBus, StoredEvent
 from agentmem.backoff import backoff
 from agentmem.local.lambda_runtime import invoke
+from functions.catalog import CONSUMER_BATCH_SIZE
 
 log = logging.getLogger(__name__)
 
@@ -64,34 +72,52 @@ class EventWorker:
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
-    def deliver_to(self, consumer: str, event: StoredEvent) -> bool:
-        """Run one consumer on one event; ack its delivery, or schedule a retry (or park it) on failure."""
-        detail_type = event.envelope["detail-type"]
+    def deliver(self, consumer: str, events: Sequence[StoredEvent]) -> int:
+        """Run one consumer on a batch of its events; ack each that succeeded, retry (or park) each that
+        failed; how many succeeded."""
         try:
-            invoke(consumer, event.envelope)
-        except Exception as exc:
+            answer = invoke(consumer, sqs_batch(consumer, events))
+            reported = {str(f["itemIdentifier"]) for f in (answer or {}).get("batchItemFailures", [])}
+            failed = [event for event in events if event.event_id in reported]
+            error = "the consumer reported it failed (batchItemFailures; its log names the error)"
+        except Exception as exc:  # the whole invocation failed: every record comes back, as in SQS
+            failed, error = list(events), f"{type(exc).__name__}: {exc}"
+        for event in failed:
             attempts = event.attempts + 1
             retry_in = (
                 None if attempts >= self.max_attempts
                 else min(self.max_delay, self.base_delay * 2 ** (attempts - 1))
             )
             log.warning("event delivery failed (attempt %d): %s -> %s: %s",
-                        attempts, detail_type, consumer, type(exc).__name__)
-            self.bus.fail_delivery(event.event_id, consumer, f"{type(exc).__name__}: {exc}", retry_in=retry_in)
-            return False
-        self.bus.ack_delivery(event.event_id, consumer)
-        return True
+                        attempts, event.envelope["detail-type"], consumer, error.split(":", 1)[0])
+            self.bus.fail_delivery(event.event_id, consumer, error, retry_in=retry_in)
+        failed_ids = {event.event_id for event in failed}
+        for event in events:
+            if event.event_id not in failed_ids:
+                self.bus.ack_delivery(event.event_id, consumer)
+        return len(events) - len(failed)
+
+    def deliver_due(self, consumer: str) -> int:
+        """Deliver what is due for `consumer` now, batch by batch; how many succeeded."""
+        delivered = 0
+        due = self.bus.due_for(consumer, limit=CONSUMER_BATCH_SIZE * 5)
+        for start in range(0, len(due), CONSUMER_BATCH_SIZE):
+            if self._stop.is_set():
+                break
+            delivered += self.deliver(consumer, due[start : start + CONSUMER_BATCH_SIZE])
+        return delivered
 
     def drain(self, timeout: float = 10.0) -> int:
         """Deliver every due delivery, in this thread, until none is due or `timeout` passes; how many succeeded."""
         deadline = time.monotonic() + timeout
         delivered = 0
         while time.monotonic() < deadline:
-            due = [(name, event) for name in self.consumers for event in self.bus.due_for(name)]
-            if not due:
+            due = {name: self.bus.due_for(name, limit=CONSUMER_BATCH_SIZE) for name in self.consumers}
+            if not any(due.values()):
                 break
-            for name, event in due:
-                delivered += self.deliver_to(name, event)
+            for name, events in due.items():
+                if events:
+                    delivered += self.deliver(name, events)
         return delivered
 
     def start(self) -> None:
@@ -114,10 +140,7 @@ class EventWorker:
         failures = 0
         while not self._stop.is_set():
             try:
-                for event in self.bus.due_for(consumer):
-                    if self._stop.is_set():
-                        return
-                    self.deliver_to(consumer, event)
+                self.deliver_due(consumer)
                 wait = self.bus.next_due_for(consumer)
                 failures = 0
             except Exception:
@@ -138,3 +161,25 @@ class EventWorker:
                     log.info("sweep indexed %d lesson(s) left pending", swept)
             except Exception as exc:
                 log.warning("sweep failed (%s); the next one tries again", type(exc).__name__)
+
+
+def sqs_batch(consumer: str, events: Sequence[StoredEvent]) -> dict[str, Any]:
+    """`events` as the consumer's SQS event source mapping hands them over: one record per event, the
+    EventBridge event as its body (what the bus rule's SQS target sends), `messageId` the event id."""
+    now = str(int(time.time() * 1000))
+    records = []
+    for event in events:
+        body = json.dumps(event.envelope)
+        records.append({
+            "messageId": event.event_id,
+            "receiptHandle": event.event_id,
+            "body": body,
+            "attributes": {"ApproximateReceiveCount": str(event.attempts + 1), "SentTimestamp": now,
+                           "SenderId": "agentmem-local", "ApproximateFirstReceiveTimestamp": now},
+            "messageAttributes": {},
+            "md5OfBody": hashlib.md5(body.encode(), usedforsecurity=False).hexdigest(),
+            "eventSource": "aws:sqs",
+            "eventSourceARN": f"arn:aws:sqs:local:{event.envelope.get('account', '000000000000')}:{consumer}",
+            "awsRegion": str(event.envelope.get("region", "local")),
+        })
+    return {"Records": records}

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from agentmem.domain.errors import InvalidInput
+from agentmem.domain.errors import Conflict, InvalidInput
 from agentmem.ports.records import Page
 
 
@@ -25,6 +25,28 @@ class NewTurn:
     role: str
     content: str
     tokens: int
+
+
+# How long an append's key answers for it: as long as the idempotency record of its request.
+APPEND_KEY_SECONDS = 24 * 60 * 60
+
+
+@dataclass(frozen=True)
+class AppendKey:
+    """An append's Idempotency-Key, stored with its turns in the same transaction.
+
+    `fingerprint` is a digest of what was asked to be appended (api/idempotency.py keeps the
+    request's answer, but a crash between the two writes would leave only this): the key sent again
+    with the same turns is answered with the turns stored the first time; with others it is a Conflict.
+    """
+
+    key: str
+    fingerprint: str
+
+
+def turns_fingerprint(turns: Sequence[tuple[str, str]]) -> str:
+    """The fingerprint of an append: a digest of its (role, content) pairs as the caller sent them."""
+    return hashlib.sha256(json.dumps([list(t) for t in turns], separators=(",", ":")).encode()).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -48,11 +70,15 @@ class TranscriptStore(Protocol):
     """
 
     def append(
-        self, tenant: str, user_id: str, thread_id: str, turns: Sequence[NewTurn], created_at: float
+        self, tenant: str, user_id: str, thread_id: str, turns: Sequence[NewTurn], created_at: float,
+        *, key: AppendKey | None = None,
     ) -> list[StoredTurn]:
         """Store `turns` after the thread's last turn, all or none, with consecutive `seq`s.
 
-        Two writers appending to one thread at once never get the same `seq`.
+        Two writers appending to one thread at once never get the same `seq`. With `key`, the key is
+        written in the same transaction as the turns: when this thread already holds the key (stored
+        less than APPEND_KEY_SECONDS before `created_at`), nothing is written and the turns stored
+        under it come back; raises Conflict when its fingerprint differs.
         """
 
     def list_turns(
@@ -87,6 +113,11 @@ class TranscriptStore(Protocol):
 
     def append_keys(self, tenant: str, user_id: str, thread_id: str, from_seq: int) -> list[str]:
         """The Idempotency-Keys recorded for the thread's appends that stored a turn with `seq >= from_seq`."""
+
+
+def key_conflict() -> Conflict:
+    """The error of an append key sent again with other turns (the same words in both adapters)."""
+    return Conflict("this Idempotency-Key was used with other turns in this thread")
 
 
 def _thread_binding(tenant: str, user_id: str, thread_id: str) -> str:

@@ -36,7 +36,7 @@ from agentmem.ports.clock import now
 from agentmem.ports.events import DomainEvent, EventBus
 from agentmem.ports.pii import PiiDetector
 from agentmem.ports.records import Page
-from agentmem.ports.transcripts import NewTurn, StoredTurn, TranscriptStore
+from agentmem.ports.transcripts import AppendKey, NewTurn, StoredTurn, TranscriptStore, turns_fingerprint
 from agentmem.ports.vault import KeyProvider, KeyStore, VaultEntry, VaultStore, WrappedDataKey
 from agentmem.ports.vectors import VectorIndex, VectorKind
 
@@ -99,15 +99,25 @@ class ConversationService:
 
     # Turns
 
-    def append_turns(self, user_id: str, thread_id: str, turns: Sequence[TurnInput]) -> list[StoredTurn]:
-        """Mask and store turns at the end of a thread; returns them as stored, with `seq` and `tokens`."""
+    def append_turns(
+        self, user_id: str, thread_id: str, turns: Sequence[TurnInput], idempotency_key: str | None = None
+    ) -> list[StoredTurn]:
+        """Mask and store turns at the end of a thread; returns them as stored, with `seq` and `tokens`.
+
+        With `idempotency_key`, the key is stored with the turns (one transaction): sent again with the
+        same turns, the turns stored the first time come back and nothing is appended (their event is
+        published again: consolidation skips what it already folded); with other turns, Conflict.
+        """
         masked = self._mask_texts(user_id, [turn.content for turn in turns])
         counter = self._counter()
         new_turns = [
             NewTurn(role=turn.role, content=text, tokens=counter.count(text))
             for turn, text in zip(turns, masked, strict=True)
         ]
-        stored = self.transcripts.append(self.tenant, user_id, thread_id, new_turns, self.clock())
+        key = None if idempotency_key is None else AppendKey(
+            idempotency_key, turns_fingerprint([(turn.role, turn.content) for turn in turns])
+        )
+        stored = self.transcripts.append(self.tenant, user_id, thread_id, new_turns, self.clock(), key=key)
         log.info(
             "turns appended",
             extra={"userHash": log_id(user_id), "threadHash": log_id(thread_id), "turns": len(stored)},

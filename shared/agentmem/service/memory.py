@@ -28,6 +28,8 @@ from agentmem.ports.records import Page, RecordStore
 from agentmem.ports.vectors import VectorIndex, VectorItem
 
 FEEDBACK_SUBMITTED = "FeedbackSubmitted"
+# Lessons a sweep embeds together (one `index_memories` call).
+INDEX_BATCH = 10
 # A lesson still pending this long after its feedback lost its event (or every delivery failed): the
 # periodic sweep (the `sweeper` function in AWS, the local worker) indexes it. Well above the
 # second indexing normally takes, so the sweep never races a delivery in flight.
@@ -263,23 +265,39 @@ class MemoryService:
         unknown one is skipped. Raises BackendUnavailable when the embedder or
         index fails, so the event is retried.
         """
-        memory = self.store.get_memory(self.tenant, agent_id, memory_id)
-        if memory is None:
-            return "missing"
-        if memory.status == "deleted":
-            return "deleted"
-        vector = self.embedder.embed([memory.digest])[0]
-        self.vectors.upsert(
-            [VectorItem(self.tenant, "lesson", agent_id, memory_id, vector, memory.created_at)]
-        )
-        if memory.status != "indexed":
+        return self.index_memories([(agent_id, memory_id)])[0]
+
+    def index_memories(self, lessons: Sequence[tuple[str, str]]) -> list[str]:
+        """`index_memory` for several lessons (agent id, memory id) at once: one outcome each, in order.
+
+        Their digests are embedded in one call (one forward pass per batch of similar lengths, far
+        cheaper per lesson than one each) and their vectors written in one upsert. Raises
+        BackendUnavailable when the embedder or index fails: none is marked indexed then.
+        """
+        outcomes: list[str] = []
+        todo: list[tuple[int, Memory]] = []
+        for position, (agent_id, memory_id) in enumerate(lessons):
+            memory = self.store.get_memory(self.tenant, agent_id, memory_id)
+            outcomes.append("missing" if memory is None else "deleted" if memory.status == "deleted" else "indexed")
+            if memory is not None and memory.status != "deleted":
+                todo.append((position, memory))
+        if not todo:
+            return outcomes
+        vectors = self.embedder.embed([memory.digest for _, memory in todo])
+        self.vectors.upsert([
+            VectorItem(self.tenant, "lesson", memory.agent_id, memory.memory_id, vector, memory.created_at)
+            for (_, memory), vector in zip(todo, vectors, strict=True)
+        ])
+        for position, memory in todo:
+            if memory.status == "indexed":
+                continue
             try:
-                self.store.update_memory(self.tenant, agent_id, memory_id, status="indexed")
+                self.store.update_memory(self.tenant, memory.agent_id, memory.memory_id, status="indexed")
             except NotFound:
                 # Deleted while it was being embedded: take back the vector just written.
-                self.vectors.delete(self.tenant, "lesson", agent_id, [memory_id])
-                return "deleted"
-        return "indexed"
+                self.vectors.delete(self.tenant, "lesson", memory.agent_id, [memory.memory_id])
+                outcomes[position] = "deleted"
+        return outcomes
 
     def index_pending(self, limit: int = 100, *, older_than_seconds: float = 0.0) -> int:
         """Index lessons left pending (an event lost, a backend down); returns how many were indexed.
@@ -288,12 +306,12 @@ class MemoryService:
         BackendUnavailable when the embedder or the index fails: the next sweep tries again.
         """
         cutoff = self.clock() - older_than_seconds
+        due = [(memory.agent_id, memory.memory_id)
+               for memory in self.store.list_memories_by_status(self.tenant, "pending", limit=limit)
+               if memory.created_at <= cutoff]
         done = 0
-        for memory in self.store.list_memories_by_status(self.tenant, "pending", limit=limit):
-            if memory.created_at > cutoff:
-                continue
-            if self.index_memory(memory.agent_id, memory.memory_id) == "indexed":
-                done += 1
+        for start in range(0, len(due), INDEX_BATCH):
+            done += self.index_memories(due[start : start + INDEX_BATCH]).count("indexed")
         return done
 
     # Retention

@@ -4,17 +4,23 @@ Keys (`#` cannot occur in an identifier, so no crafted id reaches another partit
 
 - thread:  pk `T#{tenant}#U#{user}`, sk `THREAD#{thread}`: `lastSeq`, the thread's sequence counter
 - turn:    pk `T#{tenant}#U#{user}#TH#{thread}`, sk `TURN#{seq:012d}`
+- answer of a keyed append: pk as the turns, sk `APPEND#{sha256 of the Idempotency-Key}`: `fingerprint`,
+  `firstSeq`, `lastSeq`, `createdAt`, and `ttl` (DynamoDB deletes it after APPEND_KEY_SECONDS)
 - append key: pk `T#{tenant}#U#{user}#TH#{thread}#KEYS`, sk `KEY#{toSeq:012d}#{sha256(key)}`: the
   Idempotency-Key of a keyed append, by the seq of its last turn (found again when its turns go)
 
 An append is one transaction: the thread item's `lastSeq` moves from the value read to the new
 one (conditionally) and every turn is put where none exists, so two writers never share a `seq`
-and a failed append writes nothing. Reading the newest turns is a reverse query with a limit:
-its cost follows the turns read, not the length of the thread.
+and a failed append writes nothing. An append with an Idempotency-Key puts its answer item in the
+same transaction (where none is, or only an expired one), so a request that crashed after its turns
+were written is answered, sent again, with those turns: nothing is appended twice. Reading the
+newest turns is a reverse query with a limit: its cost follows the turns read, not the length of
+the thread.
 
-A truncation (`truncate`) deletes the tail's turns, then moves `lastSeq` back from the value it read
-to the last seq kept (conditionally: an append that slipped in meanwhile is removed too, and it goes
-again), or, from seq 1, deletes the thread item last, as an erase does.
+A truncation (`truncate`) deletes the tail's turns (and the answers of the keyed appends that
+stored them: sent again, such an append appends again), then moves `lastSeq` back from the value it
+read to the last seq kept (conditionally: an append that slipped in meanwhile is removed too, and it
+goes again), or, from seq 1, deletes the thread item last, as an erase does.
 """
 
 from __future__ import annotations
@@ -28,10 +34,18 @@ from typing import Any
 from agentmem.adapters.aws.dynamodb_table import CONDITION_FAILED, TRANSACTION_CONFLICT, DynamoDbTable
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.ports.records import Page
-from agentmem.ports.transcripts import NewTurn, StoredTurn, decode_turn_cursor, encode_turn_cursor
+from agentmem.ports.transcripts import (
+    APPEND_KEY_SECONDS,
+    AppendKey,
+    NewTurn,
+    StoredTurn,
+    decode_turn_cursor,
+    encode_turn_cursor,
+    key_conflict,
+)
 
-# One transaction holds at most 100 items: the thread item and 99 turns.
-MAX_TURNS_PER_APPEND = 99
+# One transaction holds at most 100 items: the thread item, the append key's item and 98 turns.
+MAX_TURNS_PER_APPEND = 98
 MAX_APPEND_ATTEMPTS = 8
 # Appends (and the vault's entries) retry inside a conversation request: shorter waits than the record store's.
 BACKOFF_BASE_SECONDS = 0.02
@@ -59,6 +73,11 @@ def turn_sk(seq: int) -> str:
     return f"TURN#{seq:012d}"
 
 
+def append_key_sk(key: str) -> str:
+    # "APPEND#" sorts before "TURN#": a listing from TURN#... never meets these items.
+    return "APPEND#" + hashlib.sha256(key.encode()).hexdigest()
+
+
 class DynamoDbTranscriptStore:
     """TranscriptStore on the tenant's DynamoDB table (see the module docstring for the keys)."""
 
@@ -68,7 +87,8 @@ class DynamoDbTranscriptStore:
         )
 
     def append(
-        self, tenant: str, user_id: str, thread_id: str, turns: Sequence[NewTurn], created_at: float
+        self, tenant: str, user_id: str, thread_id: str, turns: Sequence[NewTurn], created_at: float,
+        *, key: AppendKey | None = None,
     ) -> list[StoredTurn]:
         if not turns:
             return []
@@ -77,22 +97,48 @@ class DynamoDbTranscriptStore:
         table = self.table
         with table.errors():
             for attempt in range(MAX_APPEND_ATTEMPTS):
+                if key is not None:
+                    earlier = self._stored_under(tenant, user_id, thread_id, key, created_at)
+                    if earlier is not None:
+                        return earlier
                 thread = table.get(thread_key(tenant, user_id, thread_id))
                 last = int(thread["lastSeq"]["N"]) if thread else 0
                 stored = [
                     StoredTurn(tenant, user_id, thread_id, last + 1 + i, t.role, t.content, t.tokens, created_at)
                     for i, t in enumerate(turns)
                 ]
-                reasons = table.transact(
-                    [self._advance(stored, last), *(self._put(t) for t in stored)], append_token(stored)
-                )
+                items = [self._advance(stored, last), *(self._put(t) for t in stored)]
+                if key is not None:
+                    items.append(self._put_key(stored, key))
+                reasons = table.transact(items, append_token(stored, key))
                 if not reasons:
                     return stored
                 if CONDITION_FAILED not in reasons and TRANSACTION_CONFLICT not in reasons:
                     raise BackendUnavailable("transcripts", f"DynamoDB transaction cancelled: {reasons}")
-                # Another writer appended to this thread first: read its new last seq and go again.
+                # Another writer appended to this thread first (or, with the same key, committed it first):
+                # read again and go again.
                 table.back_off(attempt)
         raise BackendUnavailable("transcripts", "the thread kept changing under concurrent appends")
+
+    def _stored_under(
+        self, tenant: str, user_id: str, thread_id: str, key: AppendKey, now: float
+    ) -> list[StoredTurn] | None:
+        """The turns an earlier append stored under `key` (Conflict if it asked for others), or None."""
+        item = self.table.get({"pk": {"S": turns_pk(tenant, user_id, thread_id)}, "sk": {"S": append_key_sk(key.key)}})
+        if item is None or float(item["createdAt"]["N"]) <= now - APPEND_KEY_SECONDS:
+            return None
+        if item["fingerprint"]["S"] != key.fingerprint:
+            raise key_conflict()
+        response = self.table.client.query(
+            TableName=self.table.table_name, ConsistentRead=True,
+            KeyConditionExpression="pk = :pk AND sk BETWEEN :first AND :last",
+            ExpressionAttributeValues={
+                ":pk": {"S": turns_pk(tenant, user_id, thread_id)},
+                ":first": {"S": turn_sk(int(item["firstSeq"]["N"]))},
+                ":last": {"S": turn_sk(int(item["lastSeq"]["N"]))},
+            },
+        )
+        return [_turn(tenant, user_id, thread_id, found) for found in response.get("Items", [])]
 
     def list_turns(
         self, tenant: str, user_id: str, thread_id: str, *, limit: int, cursor: str | None = None
@@ -119,8 +165,8 @@ class DynamoDbTranscriptStore:
         newest_first: list[StoredTurn] = []
         request: dict[str, Any] = {
             "TableName": self.table.table_name, "ConsistentRead": True, "ScanIndexForward": False,
-            "KeyConditionExpression": "pk = :pk",
-            "ExpressionAttributeValues": {":pk": {"S": turns_pk(tenant, user_id, thread_id)}},
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :turn)",
+            "ExpressionAttributeValues": {":pk": {"S": turns_pk(tenant, user_id, thread_id)}, ":turn": {"S": "TURN#"}},
         }
         with self.table.errors():
             while len(newest_first) < limit:
@@ -193,6 +239,14 @@ class DynamoDbTranscriptStore:
                 table.batch_delete([{"pk": item["pk"], "sk": item["sk"]} for item in tail])
                 keys = self._append_key_items(tenant, user_id, thread_id, from_seq)
                 table.batch_delete([{"pk": item["pk"], "sk": item["sk"]} for item in keys])
+                answers = table.query(
+                    KeyConditionExpression="pk = :pk AND begins_with(sk, :answer)",
+                    ExpressionAttributeValues={
+                        ":pk": {"S": turns_pk(tenant, user_id, thread_id)}, ":answer": {"S": "APPEND#"},
+                    },
+                )
+                table.batch_delete([{"pk": item["pk"], "sk": item["sk"]} for item in answers
+                                    if int(item["lastSeq"]["N"]) >= from_seq])
                 if thread is None or last < from_seq:
                     break  # nothing was counted past the kept turns: the counter stays
                 if not table.transact([self._rewind(tenant, user_id, thread_id, last, from_seq - 1)]):
@@ -267,8 +321,28 @@ class DynamoDbTranscriptStore:
         }}
 
 
-def append_token(stored: Sequence[StoredTurn]) -> str:
-    """The transaction's ClientRequestToken: derived from exactly what it writes (thread, seqs, turns, time).
+    def _put_key(self, stored: list[StoredTurn], key: AppendKey) -> dict[str, Any]:
+        first = stored[0]
+        return {"Put": {
+            "TableName": self.table.table_name,
+            "Item": {
+                "pk": {"S": turns_pk(first.tenant, first.user_id, first.thread_id)},
+                "sk": {"S": append_key_sk(key.key)},
+                "type": {"S": "append-key"},
+                "fingerprint": {"S": key.fingerprint},
+                "firstSeq": {"N": str(first.seq)},
+                "lastSeq": {"N": str(stored[-1].seq)},
+                "createdAt": {"N": repr(first.created_at)},
+                "ttl": {"N": str(int(first.created_at + APPEND_KEY_SECONDS))},  # the table's TTL attribute
+            },
+            # Where none is, or one that answers no more (DynamoDB's TTL deletes it, but not at once).
+            "ConditionExpression": "attribute_not_exists(pk) OR createdAt <= :expired",
+            "ExpressionAttributeValues": {":expired": {"N": repr(first.created_at - APPEND_KEY_SECONDS)}},
+        }}
+
+
+def append_token(stored: Sequence[StoredTurn], key: AppendKey | None = None) -> str:
+    """The transaction's ClientRequestToken: derived from exactly what it writes (thread, seqs, turns, time, key).
 
     botocore retries a call whose answer was lost with the same parameters, so the same token: DynamoDB
     then answers success without appending the turns a second time. A new attempt of our own (the thread
@@ -276,7 +350,8 @@ def append_token(stored: Sequence[StoredTurn]) -> str:
     """
     first = stored[0]
     material = json.dumps([first.tenant, first.user_id, first.thread_id, repr(first.created_at),
-                           [(t.seq, t.role, t.content) for t in stored]], separators=(",", ":"))
+                           [(t.seq, t.role, t.content) for t in stored], key.key if key else None],
+                          separators=(",", ":"))
     return hashlib.sha256(material.encode()).hexdigest()[:36]
 
 

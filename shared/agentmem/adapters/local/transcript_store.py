@@ -1,4 +1,9 @@
-"""Transcripts on SQLite: append-only turns keyed by tenant, user, thread and sequence number."""
+"""Transcripts on SQLite: append-only turns keyed by tenant, user, thread and sequence number.
+
+An append with an Idempotency-Key writes the key (with the seqs it stored) in the same transaction
+as the turns, so a request that crashed after its turns were written is answered, when sent again,
+with those turns: nothing is appended twice, whatever happened to the request's idempotency record.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,15 @@ from typing import Any
 
 from agentmem.adapters.local.sqlite_base import SqliteDatabase
 from agentmem.ports.records import Page
-from agentmem.ports.transcripts import NewTurn, StoredTurn, decode_turn_cursor, encode_turn_cursor
+from agentmem.ports.transcripts import (
+    APPEND_KEY_SECONDS,
+    AppendKey,
+    NewTurn,
+    StoredTurn,
+    decode_turn_cursor,
+    encode_turn_cursor,
+    key_conflict,
+)
 
 # The primary key is the index every query walks: by thread, in seq order, either direction.
 SCHEMA = """
@@ -16,6 +29,12 @@ CREATE TABLE IF NOT EXISTS turns (
     tenant TEXT NOT NULL, user_id TEXT NOT NULL, thread_id TEXT NOT NULL, seq INTEGER NOT NULL,
     role TEXT NOT NULL, content TEXT NOT NULL, tokens INTEGER NOT NULL, created_at REAL NOT NULL,
     PRIMARY KEY (tenant, user_id, thread_id, seq)
+) WITHOUT ROWID;
+-- A keyed append's key and the seqs it stored, written in the append's own transaction: a retry's answer.
+CREATE TABLE IF NOT EXISTS keyed_appends (
+    tenant TEXT NOT NULL, user_id TEXT NOT NULL, thread_id TEXT NOT NULL, append_key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL, first_seq INTEGER NOT NULL, last_seq INTEGER NOT NULL, created_at REAL NOT NULL,
+    PRIMARY KEY (tenant, user_id, thread_id, append_key)
 ) WITHOUT ROWID;
 -- The Idempotency-Key of each keyed append, by the seq of its last turn: found again when the turns go.
 CREATE TABLE IF NOT EXISTS append_keys (
@@ -37,12 +56,28 @@ class SqliteTranscriptStore:
         self._db.close()
 
     def append(
-        self, tenant: str, user_id: str, thread_id: str, turns: Sequence[NewTurn], created_at: float
+        self, tenant: str, user_id: str, thread_id: str, turns: Sequence[NewTurn], created_at: float,
+        *, key: AppendKey | None = None,
     ) -> list[StoredTurn]:
         if not turns:
             return []
-        # BEGIN IMMEDIATE takes the write lock first, so the last seq read here cannot go stale.
+        # BEGIN IMMEDIATE takes the write lock first, so the last seq (and the key) read here cannot go stale.
         with self._db.transaction() as conn:
+            if key is not None:
+                earlier = conn.execute(
+                    "SELECT fingerprint, first_seq, last_seq FROM keyed_appends"
+                    " WHERE tenant=? AND user_id=? AND thread_id=? AND append_key=? AND created_at > ?",
+                    (tenant, user_id, thread_id, key.key, created_at - APPEND_KEY_SECONDS),
+                ).fetchone()
+                if earlier is not None:
+                    if earlier["fingerprint"] != key.fingerprint:
+                        raise key_conflict()
+                    rows = conn.execute(
+                        "SELECT * FROM turns WHERE tenant=? AND user_id=? AND thread_id=? AND seq BETWEEN ? AND ?"
+                        " ORDER BY seq",
+                        (tenant, user_id, thread_id, earlier["first_seq"], earlier["last_seq"]),
+                    ).fetchall()
+                    return [_turn(row) for row in rows]
             last = conn.execute(
                 "SELECT MAX(seq) FROM turns WHERE tenant=? AND user_id=? AND thread_id=?",
                 (tenant, user_id, thread_id),
@@ -58,6 +93,14 @@ class SqliteTranscriptStore:
                 [(t.tenant, t.user_id, t.thread_id, t.seq, t.role, t.content, t.tokens, t.created_at)
                  for t in stored],
             )
+            if key is not None:
+                # REPLACE: a key older than APPEND_KEY_SECONDS answers no more and is taken over.
+                conn.execute(
+                    "INSERT OR REPLACE INTO keyed_appends"
+                    " (tenant, user_id, thread_id, append_key, fingerprint, first_seq, last_seq, created_at)"
+                    " VALUES (?,?,?,?,?,?,?,?)",
+                    (tenant, user_id, thread_id, key.key, key.fingerprint, stored[0].seq, stored[-1].seq, created_at),
+                )
         return stored
 
     def list_turns(
@@ -111,6 +154,7 @@ class SqliteTranscriptStore:
         with self._db.transaction() as conn:
             conn.execute("DELETE FROM turns WHERE tenant=? AND user_id=?", (tenant, user_id))
             conn.execute("DELETE FROM append_keys WHERE tenant=? AND user_id=?", (tenant, user_id))
+            conn.execute("DELETE FROM keyed_appends WHERE tenant=? AND user_id=?", (tenant, user_id))
 
     def has_threads(self, tenant: str, user_id: str) -> bool:
         with self._db.reading() as conn:
@@ -126,6 +170,9 @@ class SqliteTranscriptStore:
             ).fetchall()
             conn.execute("DELETE FROM turns WHERE tenant=? AND user_id=? AND thread_id=? AND seq >= ?", thread)
             conn.execute("DELETE FROM append_keys WHERE tenant=? AND user_id=? AND thread_id=? AND to_seq >= ?", thread)
+            # A keyed append whose turns go answers for them no more: sent again, it appends again.
+            conn.execute("DELETE FROM keyed_appends WHERE tenant=? AND user_id=? AND thread_id=? AND last_seq >= ?",
+                         thread)
         return [_turn(row) for row in rows]
 
     def remember_append_key(self, tenant: str, user_id: str, thread_id: str, to_seq: int, key: str) -> None:
