@@ -3,11 +3,13 @@
     .venv/bin/python benchmarks/bench_pii_detect.py [--path ../shared/eval/pii-dev.json] [--rounds 2]
 
 Each record's `full_text` is one turn (pii-dev: 750 turns, median 67 characters). For each detector:
-the first call (loading the spaCy pipeline and Presidio, once per process), then every text detected
-`--rounds` times; prints p50/p95/max per turn in milliseconds and characters per second.
+the first call (loading the spaCy pipeline, Presidio, the name gazetteer and WordNet's words, once per
+process), then every text detected `--rounds` times; prints p50/p95/max per turn in milliseconds and
+characters per second.
 
 - regex:    the structured rules alone (RegexPiiDetector);
-- presidio: names, places, organisations, nationalities (Presidio over spaCy en_core_web_md, NER only);
+- presidio: names, places, nationalities, street addresses, organisations by form, ages, postal codes
+            (Presidio over spaCy en_core_web_md, NER only, with the name gazetteer and pattern recognizers);
 - local:    both, the local backend's detector (what ConversationService masks with).
 
 Asserts nothing: timings depend on the machine and its load.

@@ -27,6 +27,7 @@ TOKEN_TYPE_BY_ENTITY: Mapping[str, str] = {
     "URL": "URL",
     "PERSON": "PERSON",
     "STREET_ADDRESS": "ADDRESS",
+    "ZIP_CODE": "ZIP",
     "LOCATION": "LOCATION",
     "DATE_TIME": "DATE",
     "AGE": "AGE",

@@ -1,15 +1,20 @@
-"""The local detector for names, places, organisations and nationalities: Microsoft Presidio over spaCy.
+"""The local detector for names, places, addresses, organisations, ages: Microsoft Presidio over spaCy.
 
 Presidio's ``AnalyzerEngine`` runs with an NLP engine built here around the pinned spaCy pipeline (see
-``spacy_pipeline``), so it never calls ``spacy.cli.download``, and with a registry holding only the
-spaCy recognizer: structured identifiers are left to ``RegexPiiDetector``, which validates them.
-``LocalPiiDetector`` is the two together, the default detector of the local backend.
+``spacy_pipeline``), so it never calls ``spacy.cli.download``, and with a registry of Presidio's spaCy
+recognizer and agentmem's own: people's names spaCy misses (``person_names``, with the gazetteer of
+``name_gazetteer``), street addresses (``street_address``), organisations by their form
+(``organization_names``), ages (``age``) and postal codes (``postal_code``). Structured identifiers are
+left to ``RegexPiiDetector``, which validates them. ``LocalPiiDetector`` is the two together, the
+default detector of the local backend.
 
 spaCy labels dates and times too (DATE_TIME), but its precision on them is low (0.17 on pii-dev) and a
 masked date takes the timeline out of a conversation's memory, so they are not reported by default.
-Organisations are not reported by default either: precision 0.26 on pii-dev, and it reads ordinary
-capitalised words as organisations ("Flag real cliches only." in an editor's comment), which would
-mask the words lessons are made of. ``PresidioPiiDetector(entities=...)`` turns either back on.
+spaCy's organisations are not reported by default either (precision 0.43 / recall 0.62 on pii-dev with
+the other recognizers): it reads ordinary capitalised words as organisations ("Flag real cliches
+only." in an editor's comment), which would mask the words lessons are made of; organisations found by
+their form ("Civic Impulse LLC") are. ``PresidioPiiDetector(entities=..., spacy_organizations=True)``
+turns either back on.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import threading
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
+from agentmem.adapters.local import age, organization_names, person_names, postal_code, street_address
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.spacy_pipeline import shared_pipeline
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
@@ -32,7 +38,11 @@ ORGANIZATION = "ORGANIZATION"
 NRP = "NRP"
 DATE_TIME = "DATE_TIME"
 
-DEFAULT_NER_ENTITIES: frozenset[str] = frozenset({PERSON, LOCATION, NRP})
+STREET_ADDRESS = street_address.STREET_ADDRESS
+AGE = age.AGE
+ZIP_CODE = postal_code.ZIP_CODE
+
+DEFAULT_NER_ENTITIES: frozenset[str] = frozenset({PERSON, LOCATION, NRP, STREET_ADDRESS, ORGANIZATION, AGE, ZIP_CODE})
 # spaCy's OntoNotes labels under Presidio's names (Presidio's own mapping).
 SPACY_TO_PRESIDIO: dict[str, str] = {
     "PERSON": PERSON,
@@ -43,7 +53,9 @@ SPACY_TO_PRESIDIO: dict[str, str] = {
     "DATE": DATE_TIME,
     "TIME": DATE_TIME,
 }
+SUPPORTED_ENTITIES: frozenset[str] = frozenset({*SPACY_TO_PRESIDIO.values(), STREET_ADDRESS, AGE, ZIP_CODE})
 _LANGUAGE = "en"
+_SPACY_RECOGNIZER = "SpacyRecognizer"
 
 _analyzer_lock = threading.Lock()
 _analyzer: AnalyzerEngine | None = None
@@ -71,6 +83,12 @@ def _build_analyzer() -> AnalyzerEngine:
     registry.add_recognizer(
         SpacyRecognizer(supported_language=_LANGUAGE, supported_entities=sorted(set(SPACY_TO_PRESIDIO.values())))
     )
+    registry.add_recognizer(person_names.build_recognizer())
+    registry.add_recognizer(street_address.build_recognizer())
+    registry.add_recognizer(age.build_recognizer())
+    registry.add_recognizer(postal_code.build_recognizer())
+    for recognizer in organization_names.build_recognizers():
+        registry.add_recognizer(recognizer)
     return AnalyzerEngine(nlp_engine=engine, registry=registry, supported_languages=[_LANGUAGE])
 
 
@@ -92,12 +110,18 @@ class PresidioPiiDetector:
     surrounding whitespace and punctuation spaCy sometimes includes.
     """
 
-    def __init__(self, entities: Collection[str] = DEFAULT_NER_ENTITIES, min_score: float = 0.5) -> None:
-        unknown = set(entities) - set(SPACY_TO_PRESIDIO.values())
+    def __init__(
+        self,
+        entities: Collection[str] = DEFAULT_NER_ENTITIES,
+        min_score: float = 0.5,
+        spacy_organizations: bool = False,
+    ) -> None:
+        unknown = set(entities) - SUPPORTED_ENTITIES
         if unknown:
             raise ValueError(f"spaCy's recognizer does not find {sorted(unknown)}")
         self.entities = sorted(entities)
         self.min_score = min_score
+        self.spacy_organizations = spacy_organizations
 
     def detect(self, text: str) -> list[PiiSpan]:
         """Spans of ``text``, sorted and not overlapping."""
@@ -110,13 +134,27 @@ class PresidioPiiDetector:
         for result in results:
             if result.score < self.min_score:
                 continue
+            if (
+                result.entity_type == ORGANIZATION
+                and not self.spacy_organizations
+                and (result.recognition_metadata or {}).get("recognizer_name") == _SPACY_RECOGNIZER
+            ):
+                continue
             start, end = _trimmed(text, result.start, result.end)
+            if result.entity_type != STREET_ADDRESS:
+                start, end = _first_line(text, start, end)
             if start < end:
                 spans.append(PiiSpan(result.entity_type, start, end, text[start:end], result.score))
         return resolve_overlaps(spans)
 
 
 _TRIM = " \t\r\n.,;:!?\"'()[]{}"
+
+
+def _first_line(text: str, start: int, end: int) -> tuple[int, int]:
+    """A name ends at a line break: spaCy sometimes runs one on into the next line ("Noelle Martinsson\\n 1593")."""
+    newline = text.find("\n", start, end)
+    return _trimmed(text, start, newline) if newline != -1 else (start, end)
 
 
 def _trimmed(text: str, start: int, end: int) -> tuple[int, int]:

@@ -1,0 +1,28 @@
+"""English words by part of speech, for telling "Love it!" from a woman called Love.
+
+The words are WordNet 3.0's (Princeton's WordNet licence, permissive), as the pinned spaCy pipeline
+``en_core_web_md`` ships them for its rule-based lemmatizer: the ``lemma_index`` table of
+``lemmatizer/lookups/lookups.bin`` in the model folder (``spacy_pipeline.default_model_dir``): about
+8,700 verbs, 21,000 adjectives, 3,800 adverbs and 57,500 nouns, read once on first use (the pipeline
+itself loads only its NER, so the lemmatizer's tables are read here directly, from the same pinned
+folder). WordNet's nouns and adjectives include thousands of people's and places' names ("john",
+"maria", "london"; "caroline" is an adjective), so each rule of ``person_names`` picks the parts of
+speech it can afford.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from agentmem.adapters.local.spacy_pipeline import default_model_dir
+
+VERB, ADJECTIVE, ADVERB, NOUN = "verb", "adj", "adv", "noun"
+
+
+@functools.cache
+def wordnet_words(*parts_of_speech: str) -> frozenset[str]:
+    """WordNet's lower-case one-word lemmas of ``parts_of_speech`` (``VERB``, ``ADJECTIVE``, ...)."""
+    from spacy.lookups import Lookups
+
+    index = Lookups().from_disk(default_model_dir() / "lemmatizer" / "lookups").get_table("lemma_index")
+    return frozenset(word for part in parts_of_speech for word in index.get(part, ()) if "_" not in word)

@@ -1,0 +1,258 @@
+"""A Presidio recognizer for the people's names spaCy's English model misses or calls places.
+
+spaCy's ``en_core_web_md`` was trained on English news (OntoNotes): it misses names it has not seen
+("Timotea lives on ...", "Vsevolod is very reliable"), reads uncommon ones as places ("I want to add
+Tünde Hoffmann as a beneficiary" -> GPE), and rarely finds a name written in lower case. This
+recognizer runs after the NLP engine in the same Presidio ``AnalyzerEngine`` and adds PERSON results
+from three kinds of evidence:
+
+- cues, score 0.9: a title before capitalised words ("Dr. Cettina Fanucci", "Mrs. Schwarz"), a phrase
+  that introduces a name ("my name is", "her maiden name is", "Name:", "call me", "says"), a person's
+  verb after capitalised words ("Timotea lives on", "Valida spent a year");
+- the gazetteer (``name_gazetteer``, Faker's given names and surnames of about 80 locales), score 0.6:
+  a run of capitalised words that starts with a given name; a lower-case given name followed by a
+  lower-case surname ("patricia desrosiers"); a list of three or more lower-case given names;
+- spaCy's own place, organisation or product entity whose words are a given name and names, reported
+  as PERSON with score 0.9 so that it wins over spaCy's 0.85 for the same span.
+
+A gazetteer candidate that overlaps an entity spaCy labelled an event, a law, a language or an amount
+is left to spaCy, and so is one word after a preposition of place ("flew to Coles") and one word that
+is also an English verb, adjective or adverb by WordNet (``english_words``: "Love the colours!",
+"Glad to hear"; a lower-case pair or list has none of those either: "long way", "true story"). A
+place spaCy found whose first word WordNet knows ("London", "Chad") stays a place. Stop words that
+start a run ("The", "Maybe") are trimmed off it and end it inside, and a possessive "'s" is not part
+of the name.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
+from agentmem.adapters.local.name_gazetteer import NameGazetteer, ordinary_words, shared_gazetteer
+
+if TYPE_CHECKING:
+    from presidio_analyzer import EntityRecognizer, RecognizerResult
+    from presidio_analyzer.nlp_engine import NlpArtifacts
+
+PERSON = "PERSON"
+CUE_SCORE = 0.9
+GAZETTEER_SCORE = 0.6
+RELABEL_SCORE = 0.9
+# spaCy labels (after Presidio's mapping) whose span may be a person's name spaCy did not know.
+_RELABELLED = frozenset({"LOCATION", "ORGANIZATION", "PRODUCT", "FAC", "WORK_OF_ART"})
+# spaCy labels (after Presidio's mapping) that are never a name: a gazetteer word inside one is left alone.
+_NOT_NAMES = frozenset(
+    {"EVENT", "LAW", "LANGUAGE", "MONEY", "PERCENT", "QUANTITY"}
+)
+
+# A word: letters, inner apostrophes or hyphens ("O'Neil", "Hauta-aho"); an initial keeps its period.
+_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*(?:(?<=\b[^\W\d_])\.)?")
+# Three or more words in a list: "silvana, adam, chad and caleb".
+_LIST = re.compile(r"\b[^\W\d_]+(?:,[ \t]+[^\W\d_]+)+,?[ \t]+and[ \t]+[^\W\d_]+\b")
+# A preposition of place just before a word: "arrived at", "flew to", "in", "from".
+_PLACE_BEFORE = re.compile(r"\b(?:in|at|to|from|near|via|towards?)[ \t]+$", re.IGNORECASE)
+_POSSESSIVE = re.compile(r"['’]s$")
+# Lower-case words inside a name: "Willemine ten Pas", "Ludwig van Beethoven", "Maria da Silva".
+_PARTICLES = frozenset(
+    {"van", "von", "de", "da", "das", "del", "della", "der", "den", "di", "do", "dos", "du", "la", "le",
+     "ten", "ter", "bin", "ibn", "al", "el", "y", "zu"}
+)  # fmt: skip
+_TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Madam|Mme|Mlle|Herr|Frau|Sr|Sra|Srta|Rev|Fr)"
+# Cues after which capitalised words are a name.
+_TITLE_CUE = re.compile(rf"\b{_TITLES}\.?[ \t]+(?=[^\W\d_])")
+_SAYS_CUE = re.compile(r"\b(?:says|said|asked|told|replied|wrote|thanked)[ \t]+(?=[^\W\d_])")
+# Verbs after which the capitalised words before them are a person: "Timotea lives on ...".
+_DOES_CUE = re.compile(
+    r"[ \t]+(?:lives|lived|works|worked|spent|shouted|says|said|replied|wrote|was[ \t]+born|is[ \t]+from)\b"
+)
+# Cues after which the next word is a name whatever its case ("her maiden name is nyberg").
+_NAME_IS_CUE = re.compile(
+    r"\b(?:(?:my|his|her|their|your|maiden|last|first|full|middle|family|given|sur)[ \t]*name[ \t]+(?:is|was)"
+    r"|name[ \t]*[:?]|call(?:ed)?[ \t]+me|known[ \t]+as)[ \t]+(?=[^\W\d_])",
+    re.IGNORECASE,
+)
+
+
+class _Word:
+    __slots__ = ("end", "start", "text")
+
+    def __init__(self, start: int, end: int, text: str) -> None:
+        possessive = _POSSESSIVE.search(text)
+        if possessive and len(text) > 3:
+            text = text[: possessive.start()]
+            end = start + len(text)
+        self.start, self.end, self.text = start, end, text
+
+    @property
+    def capitalised(self) -> bool:
+        # An all-capitals word longer than an initial is a heading or a city on an envelope, not a name.
+        return self.text[0].isupper() and not (len(self.text) > 2 and self.text.isupper())
+
+
+def _words(text: str) -> list[_Word]:
+    return [_Word(match.start(), match.end(), match.group()) for match in _WORD.finditer(text)]
+
+
+def _capitalised_runs(text: str, words: list[_Word]) -> Iterator[list[_Word]]:
+    """Maximal runs of capitalised words one space apart, with name particles between them."""
+    index = 0
+    while index < len(words):
+        if not words[index].capitalised:
+            index += 1
+            continue
+        end = index + 1
+        while end < len(words) and text[words[end - 1].end : words[end].start] == " ":
+            if words[end].capitalised and words[end].text.casefold() not in ordinary_words():
+                end += 1
+            elif (
+                words[end].text in _PARTICLES
+                and end + 1 < len(words)
+                and words[end + 1].capitalised
+                and text[words[end].end : words[end + 1].start] == " "
+            ):
+                end += 2
+            else:
+                break
+        yield words[index:end]
+        index = end
+
+
+def _run_after(text: str, words: list[_Word], position: int) -> list[_Word]:
+    """The capitalised run starting at ``position``, if a word starts there."""
+    for run in _capitalised_runs(text, [word for word in words if word.start >= position]):
+        return run if run[0].start == position else []
+    return []
+
+
+class PersonNameFinder:
+    """The PERSON spans of a text, given spaCy's entities (see the module docstring)."""
+
+    def __init__(self, gazetteer: NameGazetteer | None = None) -> None:
+        self._gazetteer = gazetteer
+
+    @property
+    def gazetteer(self) -> NameGazetteer:
+        if self._gazetteer is None:
+            self._gazetteer = shared_gazetteer()
+        return self._gazetteer
+
+    def find(self, text: str, entities: list[tuple[str, int, int]]) -> list[tuple[int, int, float]]:
+        """PERSON spans ``(start, end, score)`` of ``text``, given spaCy's ``(label, start, end)``."""
+        gazetteer = self.gazetteer
+        ordinary = ordinary_words()
+        english = wordnet_words(VERB, ADJECTIVE, ADVERB)  # "Glad", "Love", "Long": words before names
+        verbs = wordnet_words(VERB, ADVERB)
+        known = wordnet_words(VERB, ADJECTIVE, ADVERB, NOUN)  # places too: "London", "Chad"
+        words = _words(text)
+        blocked = [(start, end) for label, start, end in entities if label in _NOT_NAMES]
+        found: list[tuple[int, int, float]] = []
+
+        def add(start: int, end: int, score: float) -> None:
+            if start < end and (
+                score >= CUE_SCORE or not any(start < b_end and b_start < end for b_start, b_end in blocked)
+            ):
+                found.append((start, end, score))
+
+        def trimmed(run: list[_Word]) -> list[_Word]:
+            while run and not gazetteer.is_name(run[0].text) and run[0].text.casefold() in ordinary:
+                run = run[1:]
+            return run
+
+        # Cues.
+        for cue in (_TITLE_CUE, _SAYS_CUE):
+            for match in cue.finditer(text):
+                run = trimmed(_run_after(text, words, match.end()))
+                if run and run[0].text.casefold() not in ordinary:
+                    add(run[0].start, run[-1].end, CUE_SCORE)
+        for match in _DOES_CUE.finditer(text):
+            before = [word for word in words if word.end <= match.start()]
+            if before and before[-1].end == match.start() and before[-1].capitalised:
+                runs = list(_capitalised_runs(text, before))
+                run = trimmed(runs[-1]) if runs else []
+                if run and run[-1].end == match.start():
+                    add(run[0].start, run[-1].end, CUE_SCORE)
+        for match in _NAME_IS_CUE.finditer(text):
+            run = _run_after(text, words, match.end())
+            if run:
+                add(run[0].start, run[-1].end, CUE_SCORE)
+                continue
+            following = [word for word in words if word.start >= match.end()][:2]
+            if following and following[0].text.casefold() not in ordinary:
+                end = following[0].end
+                if len(following) == 2 and gazetteer.is_last(following[1].text):
+                    end = following[1].end
+                add(following[0].start, end, CUE_SCORE)
+        # Capitalised runs the gazetteer knows.
+        for run in _capitalised_runs(text, words):
+            run = trimmed(run)
+            if not run:
+                continue
+            if len(run) == 1 and _PLACE_BEFORE.search(text, 0, run[0].start):
+                continue  # "flew to Coles", "I am in Akureyri": one word after a place's preposition
+            if len(run) == 1 and run[0].text.casefold() in english:
+                continue  # "Love it!", "Glad to hear": one word that is also an English verb or adjective
+            if gazetteer.is_first(run[0].text):
+                add(run[0].start, run[-1].end, GAZETTEER_SCORE)
+        # Lower-case given name + surname.
+        for first, second in itertools.pairwise(words):
+            if (
+                first.text.islower()
+                and second.text.islower()
+                and text[first.end : second.start] == " "
+                and gazetteer.is_first(first.text)
+                and gazetteer.is_last(second.text)
+                and first.text not in english
+                and second.text not in english
+            ):
+                add(first.start, second.end, GAZETTEER_SCORE)
+        # A list of three or more lower-case words, all given names: "silvana, adam, chad and caleb".
+        for match in _LIST.finditer(text):
+            items = [word for word in _words(match.group()) if word.text != "and"]
+            if len(items) >= 3 and all(
+                word.text.islower() and gazetteer.is_first(word.text) and word.text not in english for word in items
+            ):
+                for word in items:
+                    add(match.start() + word.start, match.start() + word.end, GAZETTEER_SCORE)
+        # spaCy's places, organisations, products that are names (a nationality is an adjective: "French");
+        # a place WordNet knows ("London") stays a place.
+        for label, start, end in entities:
+            if label not in _RELABELLED or _PLACE_BEFORE.search(text, 0, start):
+                continue
+            parts = [word for word in words if start <= word.start and word.end <= end]
+            if (
+                parts
+                and gazetteer.is_first(parts[0].text)
+                and all(gazetteer.is_name(part.text) for part in parts[1:])
+                and not (label == "LOCATION" and parts[0].text.casefold() in known)
+                and not (len(parts) == 1 and parts[0].text.casefold() in verbs)
+            ):
+                found.append((start, end, RELABEL_SCORE))
+        return found
+
+
+def build_recognizer(gazetteer: NameGazetteer | None = None) -> EntityRecognizer:
+    """A Presidio ``EntityRecognizer`` wrapping :class:`PersonNameFinder`, for an ``AnalyzerEngine``."""
+    from presidio_analyzer import EntityRecognizer, RecognizerResult
+
+    finder = PersonNameFinder(gazetteer)
+
+    class _Recognizer(EntityRecognizer):  # type: ignore[misc]
+        def load(self) -> None:
+            return None
+
+        def analyze(
+            self, text: str, entities: list[str], nlp_artifacts: NlpArtifacts | None = None
+        ) -> list[RecognizerResult]:
+            if PERSON not in entities:
+                return []
+            spans = nlp_artifacts.entities if nlp_artifacts else []
+            spacy_entities = [(span.label_, span.start_char, span.end_char) for span in spans]
+            return [
+                RecognizerResult(PERSON, start, end, score) for start, end, score in finder.find(text, spacy_entities)
+            ]
+
+    return _Recognizer(supported_entities=[PERSON], name="PersonNameRecognizer", supported_language="en")

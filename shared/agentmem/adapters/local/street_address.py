@@ -1,0 +1,137 @@
+"""A Presidio pattern recognizer for street addresses, in the ways people write them in several countries.
+
+spaCy's English model has no address label, so street addresses are found by Presidio's
+``PatternRecognizer`` with these patterns (the ``regex`` module's syntax, case-sensitive):
+
+- a street: a street word before or after capitalised words, or as the end of one word, with a house
+  number before or after it: "217 Lovers Lane", "14 Crown Street", "Rua do Arenque 1634",
+  "Via dei Fiorentini 17", "C/ Señores Curas 88", "Magasinsgatan 7", "6750 Koskikatu 25",
+  "Rákóczi út 13.", "ul. Zamkowa 33". The street words are the common ones of English (USPS
+  Publication 28's most used suffixes), the Romance and Slavic languages (before the name) and the
+  Germanic, Nordic, Finnish and Hungarian ones (after it, or fused to it);
+- a number, capitalised words and another number, without a street word ("30102 Kaevu 94", the
+  European "street number" after a postal or house number);
+- an apartment, suite or unit ("Apt. 864", "Suite 321", "Unit 5022 Box 1225"), a post-office box,
+  the US military's PSC / unit / ship addresses with APO, FPO or DPO and a ZIP code, and a street
+  corner ("the corner of Kuusiku 7 and Alexander Flat").
+
+Each street match then takes in what follows it on the same or the next lines when that is the rest
+of an address: a unit, a city in capitalised words, a state or province code, a postal code, a
+country, so "6750 Koskikatu 25 Apt. 864\\nArtilleros\\n, CO\\n Uruguay 64677" is one span; a city
+after a comma on the street's own line and nothing else ("lives at 92597 Jahu 80, Liiva") is left to
+spaCy as a place.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from presidio_analyzer import PatternRecognizer, RecognizerResult
+    from presidio_analyzer.nlp_engine import NlpArtifacts
+
+STREET_ADDRESS = "STREET_ADDRESS"
+
+# Words that name a street after its name, without a house number too ("Baker Street").
+_STRONG_SUFFIX_WORDS = (
+    "Street|Road|Avenue|Lane|Drive|Boulevard|Terrace|Crescent|Parkway|Highway|Square|Squares|Strasse|Straße"
+)
+# Words that name a street after its name (English; Publication 28's common suffixes and their abbreviations).
+_SUFFIX_WORDS = (
+    "Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr|Court|Ct|Boulevard|Blvd|Way|Place|Pl|Square|Squares|Sq"
+    "|Terrace|Ter|Crescent|Cres|Close|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Loop|Pass|Point|Pt|Union|Flat|Flats"
+    "|Hills?|Dale|Alley|Row|Walk|Trail|Trl|Gardens?|Grove|Mews|Plaza|Ridge|Vista|Heights|Hts|Crossing|Xing"
+    "|Junction|Jct|Landing|Meadows?|Mill|Orchard|Park|Path|Pike|Plains?|Port|Ranch|Run|Spring|Springs|Station"
+    "|Summit|Track|Turnpike|Valley|View|Village|Wells?|Estates?|Fields?|Green|Harbou?r|Haven|Island|Isle|Lakes?"
+    "|Manor|Motorway|Oval|Quay|Rise|Shores?|Spur|Stravenue|Street|Vale|Wharf|Wood|Woods|Causeway|Drives"
+    "|str|terrasse|kapu|út|útja|utca|u\\.|tér|körút|sor|köz|rkp\\.|rakpart|straat|gracht|laan|weg|plein|kade"
+    "|vej|gade|gata|gatan|väg|vägen|veien|vegen|vegur|allé|allee|platz|gasse|straße|strasse|ring|damm|katu"
+    "|tie|kuja|polku|kaari|rinne|braut|stræti|stígur|stien|baan|tee|põik"
+)
+# Words that name a street before its name (Romance, Slavic, Greek in Latin script).
+_PREFIX_WORDS = (
+    "Rua|Rue|Via|Viale|Vicolo|Avenida|Avda\\.?|Av\\.?|Avenue|avenue|Calle|C/|Carrer|Paseo|Passeig|Piazza|Piazzale"
+    "|Praça|Largo|Corso|Travessa|Estrada|Alameda|Plaza|Plac|Pl\\.|ul\\.|ulica|Ulica|Strada|Str\\.|Bulevardul"
+    "|Boulevard|Bd\\.?|Chemin|Route|Allée|Impasse|Quai|Odos|Leoforos|rue|via|Rruga|Ulitsa|ulitsa|Aleja|al\\."
+)
+# Suffixes fused to the street's name: "Søndergade", "Koskikatu", "Brixtonlaan", "Loorenstrasse".
+_FUSED_SUFFIXES = (
+    "straße|strasse|gasse|weg|laan|straat|gracht|plein|dreef|kade|singel|vej|gade|gata|gatan|väg|vägen|veien"
+    "|vegen|vegur|stien|allee|platz|ring|damm|katu|tie|kuja|polku|kaari|braut|stræti|stígur|baan|utca|street"
+    "|road|avenue|lane|drive"
+)
+
+_CAP = r"\p{Lu}[\p{L}\p{M}'’.\-]*"  # a capitalised word ("O'Neil", "Hauta-aho", "St.")
+_LINK = r"(?:d[aeiou]s?|dei|degli|del|della|de|la|le|les|du|des|e|y|i|of|the|am|an|der|im|zum|zur|van|von)"
+_NAME = rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+))*?"
+_NUMBER = r"\d{1,5}(?:[ \t]?[A-Za-z](?![\p{L}]))?\.?"
+_UNIT = r"(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Fl\.?|Box)[ \t]+#?\d{1,5}[A-Z]?"
+_FUSED = rf"\p{{Lu}}[\p{{L}}\p{{M}}\-]*?(?:{_FUSED_SUFFIXES})\b"
+
+_STREET_CORE = (
+    # number Name Suffix [number], Name Suffix number: "217 Lovers Lane", "Rákóczi út 13.", "Baker Street"
+    rf"(?:{_NUMBER}[ \t]+){{1,2}}{_NAME}[ \t]+(?:{_SUFFIX_WORDS})\b(?:[ \t]+{_NUMBER})?"
+    rf"|{_NAME}[ \t]+(?:{_SUFFIX_WORDS})[ \t]+{_NUMBER}"
+    rf"|{_NAME}[ \t]+(?:{_STRONG_SUFFIX_WORDS})\b"
+    # [number] Prefix Name [number]: "Rua do Arenque 1634", "69 Av Sidi Lakhmi", "31 Rue tachkent"
+    rf"|(?:(?:{_NUMBER}[ \t]+){{1,2}})?(?:{_PREFIX_WORDS})[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)"
+    rf"(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\d{{1,4}}(?=[ \t]+\p{{L}})))*(?:[ \t]+{_NUMBER}(?![\d]))?"
+    # [number] Fusedname number: "Søndergade 52", "6750 Koskikatu 25"
+    rf"|(?:(?:{_NUMBER}[ \t]+){{1,2}})?(?:{_CAP}[ \t]+)?{_FUSED}[ \t]+{_NUMBER}"
+    # number Name number: "30102 Kaevu 94", "5850 Jana Nerudy 894"
+    rf"|\d{{1,5}}[ \t]+{_CAP}(?:[ \t]+{_CAP}){{0,2}}[ \t]+\d{{1,4}}\b\.?"
+)
+# What may follow a street in the same address: a unit, a city line, a state code, a postal code, a country.
+_CITY = rf"{_CAP}(?:[ \t\-]+(?:{_LINK}[ \t]+)?{_CAP}){{0,3}}(?:[ \t]+\([^)\n]{{1,30}}\))?"
+_TAIL_PART = rf"(?:{_UNIT}|\p{{Lu}}{{2,3}}\b|\d{{4,6}}\b|nan\b|{_CITY})"
+_TAIL = rf"(?:(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*(?:,[ \t]*)?|[ \t]+)(?:{_TAIL_PART}))*"
+
+_MILITARY = (
+    r"(?i:(?:PSC|Unit|CMR)[ \t]+\d{3,5},?[ \t]+Box[ \t]+\d{3,5}[ \t]*\n?[ \t]*(?:APO|FPO|DPO)[ \t]+A[AEP][ \t]+\d{5})"
+    r"|US(?:S|NS|NV|CGC)[ \t]+\p{Lu}[\p{L}\p{M}'’\-]*(?:[ \t]+\p{Lu}[\p{L}\p{M}'’\-]*)?[ \t]*\n?[ \t]*"
+    r"(?:APO|FPO|DPO)[ \t]+A[AEP][ \t]+\d{5}"
+)
+# One of the two streets of "the corner of A and B".
+_CORNER_PART = rf"(?:{_STREET_CORE}|{_NAME}(?:[ \t]+{_NUMBER})?)"
+_CORNER_CUE = r"(?<=\b(?i:corner)[ \t]+of[ \t]+)"
+_PO_BOX = r"\b(?:P\.[ \t]?O\.|PO)[ \t]+Box[ \t]+\d{1,6}\b"
+
+
+def build_recognizer() -> PatternRecognizer:
+    """Presidio's ``PatternRecognizer`` for STREET_ADDRESS with the patterns above."""
+    import regex
+    from presidio_analyzer import Pattern, PatternRecognizer
+
+    patterns = [
+        Pattern("street", rf"(?<![\p{{L}}\d])(?:{_STREET_CORE})(?:{_TAIL})(?![\p{{L}}\d])", 0.9),
+        Pattern("military", rf"\b(?:{_MILITARY})\b", 0.8),
+        Pattern("po box", _PO_BOX, 0.6),
+        Pattern("corner", rf"{_CORNER_CUE}(?:the[ \t]+)?{_CORNER_PART}[ \t]+and[ \t]+{_CORNER_PART}", 0.9),
+        Pattern("unit", rf"\b{_UNIT}\b", 0.5),
+    ]
+    lone_city = regex.compile(rf"(?<=\d\.?|\p{{L}})[ \t]*,[ \t]*(?:{_CITY})$")
+
+    class _Recognizer(PatternRecognizer):  # type: ignore[misc]
+        def analyze(
+            self,
+            text: str,
+            entities: list[str],
+            nlp_artifacts: NlpArtifacts | None = None,
+            regex_flags: int | None = None,
+        ) -> list[RecognizerResult]:
+            """A street followed on its line by just ", City" ends before the city, a place of its own."""
+            results = super().analyze(text, entities, nlp_artifacts, regex_flags)
+            for result in results:
+                value = text[result.start : result.end]
+                if "\n" not in value:
+                    city = lone_city.search(value)
+                    if city and regex.fullmatch(rf"(?:{_STREET_CORE})", value[: city.start()]):
+                        result.end = result.start + city.start()
+            return results
+
+    return _Recognizer(
+        supported_entity=STREET_ADDRESS,
+        name="StreetAddressRecognizer",
+        patterns=patterns,
+        global_regex_flags=regex.MULTILINE,
+    )
