@@ -213,6 +213,35 @@ def test_lookups_of_many_tokens_and_fingerprints_are_complete(vault: Any) -> Non
     assert len(vault.tokens_for_fingerprints("acme", "alice", "t1", [f"fp{n}" for n in range(101)])) == 101
 
 
+def test_the_last_counter_follows_every_allocation_of_its_scope_only(vault: Any) -> None:
+    assert vault.last_counter("acme", "alice", "*") == 0
+    vault.allocate_counters("acme", "alice", "*", 3)
+    vault.allocate_counters("acme", "alice", "t1", 7)
+    vault.allocate_counters("acme", "bob", "*", 5)
+    assert vault.last_counter("acme", "alice", "*") == 3
+    vault.allocate_counters("acme", "alice", "*", 2)
+    assert vault.last_counter("acme", "alice", "*") == 5
+    vault.delete_user("acme", "alice")
+    assert vault.last_counter("acme", "alice", "*") == 0
+    assert vault.last_counter("acme", "bob", "*") == 5
+
+
+def test_the_value_index_lists_a_scopes_fingerprints_and_no_one_elses(vault: Any) -> None:
+    assert vault.value_index("acme", "alice", "*") == {}
+    for n in range(1, 4):
+        vault.add_entry(entry(f"{{{{PII_PERSON_aaaaaaaa_{n}}}}}", f"fp{n}", thread="*"))
+    vault.add_entry(entry("{{PII_PERSON_aaaaaaaa_9}}", "fp9", thread="t1"))
+    vault.add_entry(entry("{{PII_PERSON_aaaaaaaa_8}}", "fp8", thread="*#old"))
+    vault.add_entry(entry("{{PII_PERSON_cccccccc_1}}", "fp-bob", user="bob", thread="*"))
+    vault.add_entry(entry("{{PII_PERSON_dddddddd_1}}", "fp-globex", tenant="globex", thread="*"))
+    assert vault.value_index("acme", "alice", "*") == {
+        f"fp{n}": f"{{{{PII_PERSON_aaaaaaaa_{n}}}}}" for n in range(1, 4)
+    }
+    vault.delete_user("acme", "alice")
+    assert vault.value_index("acme", "alice", "*") == {}
+    assert vault.value_index("acme", "bob", "*") == {"fp-bob": "{{PII_PERSON_cccccccc_1}}"}
+
+
 # KeyProvider
 
 

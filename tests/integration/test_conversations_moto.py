@@ -211,6 +211,21 @@ def test_comprehend_spans_are_masked_along_with_the_regex_ones(
     assert call("POST", f"/v1/users/{user}/threads/t1/unmask", {"text": stored})[1]["text"] == text
 
 
+def test_a_name_comprehend_found_once_is_masked_where_it_does_not_find_it_again(
+    call: HandlerCaller, stack: Stack, fresh_user: Callable[[str], str]
+) -> None:
+    # moto's canned NAME is at characters 50-58 of every text: "Jonathan" there is found, anywhere else not.
+    first = "Let me introduce my colleague to you, his name is".ljust(50) + "Jonathan" + "."
+    user = fresh_user("alice")
+    token = find_tokens(append(call, user, "t1", [("user", first)])[0]["content"])[-1].token
+    later = append(call, user, "t2", [("user", "Jonathan called, and Jonathan's sister too.")])[0]["content"]
+
+    assert later == f"{token} called, and {token}'s sister too."
+    assert b"Jonathan" not in plaintext_dump(stack.user_items(user))
+    other = fresh_user("bob")
+    assert append(call, other, "t1", [("user", "Jonathan called.")])[0]["content"] == "Jonathan called."
+
+
 def test_erase_destroys_the_data_key_then_every_record_of_the_user_and_nobody_elses(
     call: HandlerCaller, stack: Stack, fresh_user: Callable[[str], str]
 ) -> None:

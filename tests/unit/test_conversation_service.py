@@ -320,3 +320,83 @@ def test_a_bus_outage_does_not_lose_the_turns(parts: dict[str, Any]) -> None:
     service = make_service(parts, bus=DownBus())
     stored = service.append_turns("alice", "t1", user_says("hello"))
     assert [t.seq for t in service.list_turns("alice", "t1", 10).items] == [stored[0].seq]
+
+
+# Consistent masking: a value already in the subject's vault is masked wherever it appears.
+
+
+class NamesWhenIntroduced:
+    """A detector as inconsistent as a statistical one: finds a name only in "my name is X" sentences.
+
+    Everything else is the real regex detector's.
+    """
+
+    def __init__(self, names: tuple[str, ...] = ("Caroline", "Ann")) -> None:
+        self.names = names
+        self.regex = RegexPiiDetector()
+
+    def detect(self, text: str) -> list[Any]:
+        from agentmem.domain.pii import PiiSpan
+
+        spans = list(self.regex.detect(text))
+        for name in self.names:
+            marker = f"my name is {name}"
+            at = text.find(marker)
+            if at >= 0:
+                start = at + len("my name is ")
+                spans.append(PiiSpan("PERSON", start, start + len(name), name, 0.85))
+        return sorted(spans, key=lambda span: span.start)
+
+
+def test_a_name_the_detector_misses_later_is_masked_with_the_token_it_got_first(parts: dict[str, Any]) -> None:
+    service = make_service(parts, detector=NamesWhenIntroduced())
+    first = service.append_turns("alice", "t1", user_says("Hi, my name is Caroline."))[0].content
+    token = find_tokens(first)[0].token
+    later = service.append_turns("alice", "t2", user_says("Caroline went to Caroline's support group."))
+    assert later[0].content == f"{token} went to {token}'s support group."
+    assert service.mask_text("alice", "When did Caroline go?") == f"When did {token} go?"
+    assert service.unmask("alice", "t2", later[0].content) == "Caroline went to Caroline's support group."
+
+
+def test_a_name_found_in_one_turn_of_an_append_is_masked_in_the_others(parts: dict[str, Any]) -> None:
+    service = make_service(parts, detector=NamesWhenIntroduced())
+    stored = service.append_turns("alice", "t1", user_says("Caroline here.", "Well, my name is Caroline."))
+    tokens = [find_tokens(turn.content) for turn in stored]
+    assert len(tokens[0]) == 1 and tokens[0][0].token == tokens[1][0].token
+    assert "Caroline" not in stored[0].content + stored[1].content
+
+
+def test_only_whole_words_and_the_exact_value_are_masked(parts: dict[str, Any]) -> None:
+    service = make_service(parts, detector=NamesWhenIntroduced())
+    token = find_tokens(service.mask_text("alice", "my name is Ann"))[0].token
+    assert service.mask_text("alice", "Annual report by Ann, for Anne and ann, on Ann's desk: xAnn Ann2") == (
+        f"Annual report by {token}, for Anne and ann, on {token}'s desk: xAnn Ann2"
+    )
+
+
+def test_another_users_known_value_is_not_used(parts: dict[str, Any]) -> None:
+    service = make_service(parts, detector=NamesWhenIntroduced())
+    service.mask_text("bob", "my name is Caroline")
+    service.mask_text("alice", f"mail {EMAIL}")  # alice has a vault, without Caroline in it
+    assert service.mask_text("alice", "Caroline called.") == "Caroline called."
+    assert service.mask_text("carol", "Caroline called.") == "Caroline called."  # no vault at all
+
+
+def test_a_value_added_by_another_process_is_masked_once_the_counter_moves(parts: dict[str, Any]) -> None:
+    reader = make_service(parts, detector=NamesWhenIntroduced())
+    writer = make_service(parts, detector=NamesWhenIntroduced())  # another process: its own caches
+    reader.mask_text("alice", f"mail {EMAIL}")
+    assert reader.mask_text("alice", "Caroline called.") == "Caroline called."
+    token = find_tokens(writer.mask_text("alice", "my name is Caroline"))[0].token
+    assert reader.mask_text("alice", "Caroline called.") == f"{token} called."
+
+
+def test_after_an_erase_no_value_of_the_user_is_known_any_more(parts: dict[str, Any]) -> None:
+    service = make_service(parts, detector=NamesWhenIntroduced())
+    other = make_service(parts, detector=NamesWhenIntroduced())  # its cache still holds the old index
+    service.mask_text("alice", "my name is Caroline")
+    assert other.mask_text("alice", "Caroline called.") != "Caroline called."
+    service.erase_user("alice")
+    service.mask_text("alice", f"mail {EMAIL}")  # a new key, a new vault
+    assert other.mask_text("alice", "Caroline called.") == "Caroline called."
+    assert service.mask_text("alice", "Caroline called.") == "Caroline called."

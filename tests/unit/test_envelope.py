@@ -124,3 +124,11 @@ def test_a_zero_ttl_cache_keeps_nothing() -> None:
     cache = DataKeyCache(ttl_seconds=0, clock=FakeClock())
     cache.put("acme", "alice", _key(1))
     assert cache.get("acme", "alice") is None
+
+
+def test_a_fingerprinter_gives_value_fingerprint_for_every_value() -> None:
+    from agentmem.domain.envelope import value_fingerprinter
+
+    fingerprint = value_fingerprinter(KEY, "*")
+    for value in ("Caroline", "jane.doe@example.com", "", "Zoë"):
+        assert fingerprint(value) == value_fingerprint(KEY, "*", value)

@@ -257,3 +257,26 @@ def test_drop_overlapping_keeps_only_spans_clear_of_blockers() -> None:
     blockers = [PiiSpan("A", 0, 50, "a"), PiiSpan("B", 10, 12, "b"), PiiSpan("C", 60, 70, "c")]
     candidates = [PiiSpan("X", 20, 30, "x"), PiiSpan("Y", 50, 60, "y"), PiiSpan("Z", 69, 75, "z")]
     assert drop_overlapping(candidates, blockers) == [PiiSpan("Y", 50, 60, "y")]
+
+
+def test_value_candidates_are_runs_of_whole_words_as_written() -> None:
+    from agentmem.domain.pii import value_candidates
+
+    candidates = value_candidates("Met Mary-Jane at St. Louis, Annual")
+    assert "Mary-Jane" in candidates and "St. Louis" in candidates and "Mary-Jane at St" in candidates
+    assert "Mary" in candidates and "Ann" not in candidates and "Annual" in candidates
+    assert "Met Mary-Jane at" in candidates and "Met Mary-Jane at St" not in candidates  # four words at most
+
+
+def test_value_candidates_leave_tokens_out() -> None:
+    from agentmem.domain.pii import value_candidates
+
+    candidates = value_candidates("Ask {{PII_PERSON_0a1b2c3d_1}} Smith")
+    assert candidates == ["Ask", "Smith"]
+
+
+def test_known_value_spans_find_whole_word_occurrences_with_the_tokens_type() -> None:
+    from agentmem.domain.pii import known_value_spans
+
+    spans = known_value_spans("Ann, Annual, Ann's", {"Ann": "{{PII_PERSON_0a1b2c3d_1}}"})
+    assert [(s.start, s.end, s.entity_type) for s in spans] == [(0, 3, "PERSON"), (13, 16, "PERSON")]

@@ -120,6 +120,31 @@ def value_fingerprint(data_key: bytes, thread_id: str, value: str) -> str:
     return hmac.new(fingerprint_key, message, hashlib.sha256).hexdigest()
 
 
+def value_fingerprinter(data_key: bytes, thread_id: str) -> Callable[[str], str]:
+    """`value_fingerprint` of one key and thread as a function of the value, at about 2 us a value.
+
+    For fingerprinting every candidate value of a text (consistent masking). The HMAC is the same
+    RFC 2104 construction, with its inner and outer SHA-256 states (the key and the thread already
+    absorbed) copied for each value: with OpenSSL 3, `hmac.digest` and `HMAC.copy` fetch the algorithm
+    anew on every call and cost 5-10 us. A test holds it equal to `value_fingerprint`'s `hmac`.
+    """
+    _check_key(data_key)
+    fingerprint_key = hmac.new(data_key, _FINGERPRINT_KEY_LABEL, hashlib.sha256).digest()
+    block = fingerprint_key.ljust(hashlib.sha256().block_size, b"\x00")  # a 32-byte key fits in one block
+    inner = hashlib.sha256(bytes(byte ^ 0x36 for byte in block))
+    inner.update(thread_id.encode("utf-8") + b"\x00")
+    outer = hashlib.sha256(bytes(byte ^ 0x5C for byte in block))
+
+    def fingerprint(value: str) -> str:
+        inner_hash = inner.copy()
+        inner_hash.update(value.encode("utf-8"))
+        outer_hash = outer.copy()
+        outer_hash.update(inner_hash.digest())
+        return outer_hash.hexdigest()
+
+    return fingerprint
+
+
 def _check_key(key: bytes) -> None:
     if len(key) != DATA_KEY_BYTES:
         raise ValueError(f"AES-256 needs a {DATA_KEY_BYTES}-byte key, got {len(key)} bytes")

@@ -294,3 +294,52 @@ def unmask(text: str, lookup: Callable[[str], str | None]) -> str:
         return match.group(0) if original is None else original
 
     return TOKEN_PATTERN.sub(restore, text)
+
+
+# Consistent masking: a value already in a subject's vault is masked wherever it appears as whole words,
+# whatever the detector says of that sentence. Candidates are runs of 1 to 4 words (a full name with a
+# middle name, "New York City", an e-mail's parts), taken verbatim from the text, so they compare with the
+# values exactly as the detector found them (the vault stores values as found, not case-folded).
+MAX_VALUE_WORDS = 4
+# Longer runs of four words are no name: a bound on the fingerprints computed per text.
+MAX_VALUE_CHARS = 80
+_WORD = re.compile(r"\w+")
+
+
+def value_candidates(text: str, max_words: int = MAX_VALUE_WORDS) -> list[str]:
+    """The distinct runs of 1 to `max_words` whole words of `text`, as written (separators included).
+
+    A run starts where a word starts and ends where one ends (`\\w+`, so "Ann" is never a run of
+    "Annual", while "Ann" is one of "Ann's"); no run reaches into a token already in the text.
+    """
+    seen: dict[str, None] = {}
+    cursor = 0
+    for token in [*find_tokens(text), None]:
+        end_of_segment = len(text) if token is None else token.start
+        words = [match.span() for match in _WORD.finditer(text, cursor, end_of_segment)]
+        for index, (start, _) in enumerate(words):
+            for last in range(index, min(index + max_words, len(words))):
+                end = words[last][1]
+                if end - start > MAX_VALUE_CHARS:
+                    break
+                seen.setdefault(text[start:end], None)
+        if token is not None:
+            cursor = token.end
+    return list(seen)
+
+
+def known_value_spans(text: str, token_by_value: Mapping[str, str]) -> list[PiiSpan]:
+    """A span for every whole-word occurrence in `text` of a value of `token_by_value`.
+
+    Occurrences may overlap (a full name and its first name); `mask` keeps the longest. The span's
+    type is the one its token names, so a span always agrees with the token it will be replaced by.
+    """
+    spans: list[PiiSpan] = []
+    for value, token in token_by_value.items():
+        if not value:
+            continue
+        pattern = re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)")
+        parsed = TOKEN_PATTERN.fullmatch(token)
+        entity_type = parsed.group("type") if parsed else "PERSON"
+        spans.extend(PiiSpan(entity_type, m.start(), m.end(), value) for m in pattern.finditer(text))
+    return spans

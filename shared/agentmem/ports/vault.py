@@ -117,6 +117,12 @@ class VaultStore(Protocol):
     def allocate_counters(self, tenant: str, user_id: str, thread_id: str, count: int) -> list[int]:
         """`count` token counters of a thread never handed out before (atomic; gaps are allowed)."""
 
+    def last_counter(self, tenant: str, user_id: str, thread_id: str) -> int:
+        """The highest counter handed out in a scope (0 before any): it moves whenever a value is added."""
+
+    def value_index(self, tenant: str, user_id: str, thread_id: str) -> dict[str, str]:
+        """Every fingerprint of a scope with its token: which values the scope holds, without a value."""
+
     def add_entry(self, entry: VaultEntry) -> str:
         """Store an entry unless its value already has a token in the scope; return the token that won.
 

@@ -26,12 +26,21 @@ from agentmem.domain.envelope import (
     decrypt_value,
     encrypt_value,
     encryption_context,
-    value_fingerprint,
+    value_fingerprinter,
 )
 from agentmem.domain.errors import AgentMemError, BackendUnavailable, NotFound
 from agentmem.domain.log_ids import log_id
 from agentmem.domain.packing import HistoryTurn
-from agentmem.domain.pii import SUBJECT_TOKEN_SCOPE, PiiSpan, find_tokens, format_token, mask, unmask
+from agentmem.domain.pii import (
+    SUBJECT_TOKEN_SCOPE,
+    PiiSpan,
+    find_tokens,
+    format_token,
+    known_value_spans,
+    mask,
+    unmask,
+    value_candidates,
+)
 from agentmem.ports.clock import now
 from agentmem.ports.events import DomainEvent, EventBus
 from agentmem.ports.pii import PiiDetector
@@ -39,6 +48,7 @@ from agentmem.ports.records import Page
 from agentmem.ports.transcripts import AppendKey, NewTurn, StoredTurn, TranscriptStore, turns_fingerprint
 from agentmem.ports.vault import KeyProvider, KeyStore, VaultEntry, VaultStore, WrappedDataKey
 from agentmem.ports.vectors import VectorIndex, VectorKind
+from agentmem.service.vault_values import VaultValueIndex
 
 TURNS_APPENDED = "TurnsAppended"
 FIRST_DATA_KEY_VERSION = 1
@@ -86,6 +96,8 @@ class ConversationService:
     counter: TokenCounting | None = None
     clock: Callable[[], float] = field(default=now)
     key_cache: DataKeyCache = field(default_factory=DataKeyCache)
+    # The fingerprints of each subject's vault values, for consistent masking (read again when they change).
+    known_values: VaultValueIndex = field(default_factory=VaultValueIndex)
     # Other parts of a user's memory (profile, facts, runs) register how to erase themselves here;
     # they run in order, after the vault and vectors (the local wiring's last one checkpoints the files).
     user_erasers: list[UserEraser] = field(default_factory=list)
@@ -228,6 +240,7 @@ class ConversationService:
         """
         self.key_store.destroy_data_keys(self.tenant, user_id)
         self.key_cache.forget(self.tenant, user_id)
+        self.known_values.forget(self.tenant, user_id)
         self.transcripts.delete_user(self.tenant, user_id)
         self.vault.delete_user(self.tenant, user_id)
         if self.vectors is not None:
@@ -260,18 +273,29 @@ class ConversationService:
 
     def _mask_texts(self, subject: str, texts: Sequence[str]) -> list[str]:
         spans_per_text = [self._detect(text) for text in texts]
-        if not any(spans_per_text):
+        # Consistent masking: a value already in the subject's vault is masked wherever it appears as
+        # whole words, whatever the detector made of that sentence.
+        data_key = self._data_key(subject, create=False)
+        token_by_value = self._known_values_in(subject, data_key, texts) if data_key is not None else {}
+        if not token_by_value and not any(spans_per_text):
             return list(texts)
         scope_hash = self._scope_hash(subject)
-        # A dry run with no known tokens tells which values masking will replace (overlaps resolved,
+        spans_per_text = [
+            spans + known_value_spans(text, token_by_value) for text, spans in zip(texts, spans_per_text, strict=True)
+        ]
+        # A dry run with the known tokens tells which values masking will replace (overlaps resolved,
         # tokens already in the text left alone), so tokens are fetched or made for exactly those.
         entity_type_by_value: dict[str, str] = {}
         for text, spans in zip(texts, spans_per_text, strict=True):
-            for entity_type, value in mask(text, spans, scope_hash, {}).assigned.values():
+            for entity_type, value in mask(text, spans, scope_hash, token_by_value).assigned.values():
                 entity_type_by_value.setdefault(value, entity_type)
-        if not entity_type_by_value:
-            return list(texts)
-        token_by_value = self._tokens_for(subject, scope_hash, entity_type_by_value)
+        if entity_type_by_value:
+            new_tokens = self._tokens_for(subject, scope_hash, entity_type_by_value, data_key)
+            token_by_value = {**token_by_value, **new_tokens}
+            # A value found in one text of the batch is masked in the others too.
+            spans_per_text = [
+                spans + known_value_spans(text, new_tokens) for text, spans in zip(texts, spans_per_text, strict=True)
+            ]
         masked = []
         for text, spans in zip(texts, spans_per_text, strict=True):
             result = mask(text, spans, scope_hash, token_by_value)
@@ -280,11 +304,30 @@ class ConversationService:
             masked.append(result.text)
         return masked
 
-    def _tokens_for(self, subject: str, scope_hash: str, entity_type_by_value: dict[str, str]) -> dict[str, str]:
-        data_key = self._data_key(subject, create=True)
+    def _known_values_in(self, subject: str, data_key: DataKey, texts: Sequence[str]) -> dict[str, str]:
+        """The values of `texts` (runs of whole words) that the subject's vault holds, with their tokens."""
+        index = self.known_values.tokens(self.vault, self.tenant, subject, data_key)
+        if not index:
+            return {}
+        fingerprint = value_fingerprinter(data_key.plaintext, SUBJECT_TOKEN_SCOPE)
+        found: dict[str, str] = {}
+        for text in texts:
+            for candidate in value_candidates(text):
+                if candidate not in found:
+                    token = index.get(fingerprint(candidate))
+                    if token is not None:
+                        found[candidate] = token
+        return found
+
+    def _tokens_for(
+        self, subject: str, scope_hash: str, entity_type_by_value: dict[str, str], data_key: DataKey | None = None
+    ) -> dict[str, str]:
+        if data_key is None:
+            data_key = self._data_key(subject, create=True)
         assert data_key is not None
         scope = SUBJECT_TOKEN_SCOPE
-        fingerprints = {value: value_fingerprint(data_key.plaintext, scope, value) for value in entity_type_by_value}
+        fingerprint = value_fingerprinter(data_key.plaintext, scope)
+        fingerprints = {value: fingerprint(value) for value in entity_type_by_value}
         known = self.vault.tokens_for_fingerprints(self.tenant, subject, scope, list(fingerprints.values()))
         new_values = [value for value, fp in fingerprints.items() if fp not in known]
         counters = self.vault.allocate_counters(self.tenant, subject, scope, len(new_values))

@@ -72,6 +72,27 @@ class DynamoDbVaultStore:
         last = int(response["Attributes"]["lastCounter"]["N"])
         return list(range(last - count + 1, last + 1))
 
+    def last_counter(self, tenant: str, user_id: str, thread_id: str) -> int:
+        with self.table.errors():
+            item = self.table.get(counter_key(tenant, user_id, thread_id))
+        return int(item["lastCounter"]["N"]) if item else 0
+
+    def value_index(self, tenant: str, user_id: str, thread_id: str) -> dict[str, str]:
+        # One query of the partition's value-index items (about 150 bytes each), page after page.
+        with self.table.errors():
+            items = self.table.query(
+                KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+                ExpressionAttributeValues={
+                    ":pk": {"S": vault_pk(tenant, user_id)}, ":prefix": {"S": f"FP#{thread_id}#"},
+                },
+                ProjectionExpression="sk, fingerprint, #token",
+                ExpressionAttributeNames={"#token": "token"},
+            )
+            prefix_length = len(f"FP#{thread_id}#")
+            # A scope named like this one plus "#..." shares the prefix: its sort keys hold a "#" more.
+            return {item["fingerprint"]["S"]: item["token"]["S"] for item in items
+                    if "#" not in item["sk"]["S"][prefix_length:]}
+
     def add_entry(self, entry: VaultEntry) -> str:
         index_item = {
             **value_index_key(entry.tenant, entry.user_id, entry.thread_id, entry.fingerprint),

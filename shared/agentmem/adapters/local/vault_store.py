@@ -77,6 +77,22 @@ class SqliteVaultStore:
             ).fetchone()["last_counter"]
         return list(range(last - count + 1, last + 1))
 
+    def last_counter(self, tenant: str, user_id: str, thread_id: str) -> int:
+        with self._db.reading() as conn:
+            row = conn.execute(
+                "SELECT last_counter FROM token_counters WHERE tenant=? AND user_id=? AND thread_id=?",
+                (tenant, user_id, thread_id),
+            ).fetchone()
+        return int(row["last_counter"]) if row else 0
+
+    def value_index(self, tenant: str, user_id: str, thread_id: str) -> dict[str, str]:
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT fingerprint, token FROM vault_entries WHERE tenant=? AND user_id=? AND thread_id=?",
+                (tenant, user_id, thread_id),
+            ).fetchall()
+        return {row["fingerprint"]: row["token"] for row in rows}
+
     def add_entry(self, entry: VaultEntry) -> str:
         with self._db.transaction() as conn:
             try:
