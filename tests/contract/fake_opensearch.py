@@ -15,10 +15,13 @@ by executing what they ask over documents held in memory:
   numerator, as in Lucene 8+): idf from the document frequency over every
   document of the index with the field (OpenSearch's statistics are per
   index/shard, not per filter), term frequency and the document's length
-  against the average. Two simplifications, both documented here as a double's:
-  exact lengths (Lucene stores them lossily in one byte), and the standard
-  analyzer approximated by a regex (runs of word characters, joined by `.` or
-  an apostrophe, lower-cased) where Lucene applies Unicode word segmentation.
+  against the average. Text is analysed by the analyzer the mapping names, built
+  from the index's `analysis` settings (`mapping` character filters, the
+  standard tokenizer, `lowercase`, `stop`, `snowball` English). Two
+  simplifications, both documented here as a double's: exact lengths (Lucene
+  stores them lossily in one byte), and the standard tokenizer approximated by
+  a regex (runs of word characters, joined by `.` or an apostrophe) where
+  Lucene applies Unicode word segmentation.
 
 Every document and query is checked against the index mapping that
 CloudFormation creates (`vector_mapping.index_body`): `dynamic: strict`, the
@@ -30,16 +33,20 @@ into requests this double silently ignores.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
 import re
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import requests
+import snowballstemmer
 from agentmem.adapters.aws.vector_mapping import SPACE_TYPE, VECTOR_FIELD, index_body
 from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
@@ -65,7 +72,13 @@ class RecordedRequest:
 @dataclass
 class FakeIndex:
     mapping: dict[str, Any]
+    analysis: dict[str, Any] = field(default_factory=dict)
     docs: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def analyse(self, field_name: str, text: str) -> list[str]:
+        """The terms of `text` by the analyzer the mapping names for the field (see `_analyser`)."""
+        analyzer = self.mapping["properties"][field_name].get("analyzer", "standard")
+        return _analyser(self.analysis, analyzer)(text)
 
 
 class FakeOpenSearchServer(BaseAdapter):
@@ -73,7 +86,8 @@ class FakeOpenSearchServer(BaseAdapter):
 
     def __init__(self, index_name: str, dimension: int):
         super().__init__()
-        self.indexes = {index_name: FakeIndex(index_body(dimension)["mappings"])}
+        body = index_body(dimension)
+        self.indexes = {index_name: FakeIndex(body["mappings"], body["settings"].get("analysis", {}))}
         self.requests: list[RecordedRequest] = []
         # Statuses to answer the next requests with, before any work (an overloaded or refusing server).
         self.failures: list[int] = []
@@ -189,7 +203,7 @@ class FakeOpenSearchServer(BaseAdapter):
         if "knn" in query:
             scored = self._knn(index, query["knn"])
         else:
-            scored = [(doc_id, 0.0) for doc_id, doc in index.docs.items() if _matches(index.mapping, doc, query)]
+            scored = [(doc_id, 0.0) for doc_id, doc in index.docs.items() if _matches(index, doc, query)]
             matches = _match_clauses(index.mapping, query)
             if matches:
                 scored = [(doc_id, _bm25(index, index.docs[doc_id], matches)) for doc_id, _ in scored]
@@ -235,7 +249,7 @@ class FakeOpenSearchServer(BaseAdapter):
         candidates = [
             (doc_id, doc)
             for doc_id, doc in index.docs.items()
-            if "filter" not in spec or _matches(index.mapping, doc, spec["filter"])
+            if "filter" not in spec or _matches(index, doc, spec["filter"])
         ]
         scored = [
             (doc_id, _score(query, np.asarray(doc[VECTOR_FIELD], dtype=np.float64))) for doc_id, doc in candidates
@@ -276,7 +290,8 @@ def _field_type(mapping: dict[str, Any], name: str) -> str:
     return str(spec["type"])
 
 
-def _matches(mapping: dict[str, Any], doc: dict[str, Any], query: dict[str, Any]) -> bool:
+def _matches(index: FakeIndex, doc: dict[str, Any], query: dict[str, Any]) -> bool:
+    mapping = index.mapping
     ((kind, spec),) = query.items()
     if kind == "match_all":
         return True
@@ -284,7 +299,7 @@ def _matches(mapping: dict[str, Any], doc: dict[str, Any], query: dict[str, Any]
         if set(spec) - {"filter", "must"}:
             raise BadRequest(400, "parsing_exception", f"bool keys {sorted(spec)} are not handled")
         clauses = [*_as_list(spec.get("filter", [])), *_as_list(spec.get("must", []))]
-        return all(_matches(mapping, doc, clause) for clause in clauses)
+        return all(_matches(index, doc, clause) for clause in clauses)
     ((name, value),) = spec.items()
     field_type = _field_type(mapping, name)
     if kind in ("term", "terms"):
@@ -312,7 +327,7 @@ def _matches(mapping: dict[str, Any], doc: dict[str, Any], query: dict[str, Any]
             raise BadRequest(400, "query_shard_exception", f"the fake matches only text fields, not [{name}]")
         if set(value) - {"query"}:
             raise BadRequest(400, "parsing_exception", f"match keys {sorted(value)} are not handled")
-        return bool(set(_analyse(doc.get(name, ""))) & set(_analyse(value["query"])))
+        return bool(set(index.analyse(name, doc.get(name, ""))) & set(index.analyse(name, value["query"])))
     raise BadRequest(400, "parsing_exception", f"query [{kind}] is not handled by the fake")
 
 
@@ -321,9 +336,65 @@ BM25_B = 0.75
 _TOKEN = re.compile(r"\w+(?:[.'\u2019]\w+)*")
 
 
-def _analyse(text: str) -> list[str]:
+_english = snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=65_536)
+def _porter2(token: str) -> str:
+    with _stemmer_lock:
+        return str(_english.stemWord(token))
+
+
+_stemmer_lock = threading.Lock()
+
+
+def _standard(text: str) -> list[str]:
     """The standard analyzer, approximately: word tokens, lower-cased; no stop words, no stemming."""
     return [token.lower() for token in _TOKEN.findall(text)]
+
+
+def _analyser(analysis: dict[str, Any], name: str) -> Callable[[str], list[str]]:
+    """A named analyzer: `standard`, or a `custom` one of the index's `analysis` settings built from
+    `mapping` character filters, the standard tokenizer, and the `lowercase`, `stop` (a word list) and
+    `snowball` (English: Porter2, run here by `snowballstemmer`, the same algorithm as Lucene's) filters."""
+    if name == "standard":
+        return _standard
+    spec = analysis.get("analyzer", {}).get(name)
+    if spec is None:
+        raise BadRequest(400, "mapper_parsing_exception", f"analyzer [{name}] has not been configured in mappings")
+    if spec.get("type") != "custom" or spec.get("tokenizer") != "standard" or set(spec) - {
+        "type", "tokenizer", "char_filter", "filter"
+    }:
+        raise BadRequest(400, "illegal_argument_exception", "the fake runs only custom standard-tokenizer analyzers")
+    replacements: list[tuple[str, str]] = []
+    for char_filter in spec.get("char_filter", []):
+        definition = analysis.get("char_filter", {}).get(char_filter, {})
+        if definition.get("type") != "mapping":
+            raise BadRequest(400, "illegal_argument_exception", f"char_filter [{char_filter}] is not handled")
+        replacements += [tuple(rule.split("=>", 1)) for rule in definition["mappings"]]
+    steps: list[Callable[[list[str]], list[str]]] = []
+    for name_of_filter in spec.get("filter", []):
+        if name_of_filter == "lowercase":
+            steps.append(lambda tokens: [token.lower() for token in tokens])
+            continue
+        definition = analysis.get("filter", {}).get(name_of_filter, {})
+        if definition.get("type") == "stop" and isinstance(definition.get("stopwords"), list):
+            stop = frozenset(definition["stopwords"])
+            steps.append(lambda tokens, stop=stop: [token for token in tokens if token not in stop])
+        elif definition.get("type") == "snowball" and definition.get("language") == "English":
+            steps.append(lambda tokens: [_porter2(token) for token in tokens])
+        else:
+            raise BadRequest(400, "illegal_argument_exception", f"filter [{name_of_filter}] is not handled")
+
+    def analyse(text: str) -> list[str]:
+        for old, new in replacements:
+            text = text.replace(old, new)
+        tokens = _TOKEN.findall(text)
+        for step in steps:
+            tokens = step(tokens)
+        return tokens
+
+    return analyse
 
 
 def _match_clauses(mapping: dict[str, Any], query: dict[str, Any]) -> list[tuple[str, str]]:
@@ -340,11 +411,11 @@ def _match_clauses(mapping: dict[str, Any], query: dict[str, Any]) -> list[tuple
 def _bm25(index: FakeIndex, doc: dict[str, Any], matches: list[tuple[str, str]]) -> float:
     score = 0.0
     for name, text in matches:
-        with_field = [_analyse(d[name]) for d in index.docs.values() if name in d]
+        with_field = [index.analyse(name, d[name]) for d in index.docs.values() if name in d]
         count = len(with_field)
         average = sum(len(t) for t in with_field) / count
-        terms = _analyse(doc.get(name, ""))
-        for term in _analyse(text):
+        terms = index.analyse(name, doc.get(name, ""))
+        for term in index.analyse(name, text):
             frequency = terms.count(term)
             if not frequency:
                 continue

@@ -17,7 +17,10 @@ def test_index_body_has_the_vector_and_the_filter_fields_only() -> None:
     properties = body["mappings"]["properties"]
 
     assert set(properties) == {VECTOR_FIELD, "createdAt", "text", *KEYWORD_FIELDS}
-    assert properties["text"] == {"type": "text", "analyzer": "standard"}
+    assert properties["text"] == {"type": "text", "analyzer": "agentmem_english"}
+    analyzer = body["settings"]["analysis"]["analyzer"]["agentmem_english"]
+    assert analyzer["tokenizer"] == "standard"
+    assert analyzer["filter"] == ["lowercase", "agentmem_stop", "agentmem_stemmer"]
     assert set(KEYWORD_FIELDS) == {"tenant", "agentId", "userId", "kind", "memoryId"}
     assert all(properties[name] == {"type": "keyword"} for name in KEYWORD_FIELDS)
     assert properties["createdAt"] == {"type": "date"}

@@ -57,3 +57,27 @@ def test_a_refused_write_raises_backend_unavailable(
     opensearch_server.failures.append(403)  # not retried, unlike 502-504
     with pytest.raises(BackendUnavailable):
         lexical.upsert("acme", "turn", "u-1", [("t1", "anything")])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm sure Caroline's PUPPIES don't like the rain.",
+        "It’s Mel’s adoption agency; we were adopting in the Dolomites",
+        "{{PII_PERSON_3f9a1c2b_1}}'s paintings of {{PII_LOCATION_3f9a1c2b_2}}, 2 cats",
+        "(1:56 pm on 8 May, 2023) Melanie: Yes! I made a lopsided bowl at pottery class",
+    ],
+)
+def test_the_index_analyses_text_as_the_local_bm25_index_does(
+    opensearch_server: FakeOpenSearchServer, text: str
+) -> None:
+    from agentmem.adapters.local.bm25_index import analyse
+
+    # The double builds its analyzer from the index body CloudFormation creates (vector_mapping.index_body).
+    assert opensearch_server.indexes[INDEX_NAME].analyse("text", text) == analyse(text)
+
+
+def test_a_stemmed_word_finds_its_other_forms_and_stop_words_find_nothing(lexical: OpenSearchLexicalIndex) -> None:
+    lexical.upsert("acme", "turn", "u-1", [("a", "We adopted a puppy"), ("b", "The pottery class was fun")])
+    assert [item for item, _ in lexical.search("acme", "turn", "u-1", "adoption of puppies", 10)] == ["a"]
+    assert lexical.search("acme", "turn", "u-1", "was the", 10) == []

@@ -1,7 +1,7 @@
 """The lexical index on OpenSearch Serverless: the keyword side of turn recall, BM25 scored by OpenSearch.
 
 Each `(item_id, text)` becomes its own document in the vector index's collection: the tenant, owner and
-item id in the keyword fields, the (already masked) text in the `text` field (`standard` analyzer), no
+item id in the keyword fields, the (already masked) text in the `text` field (`agentmem_english`), no
 vector, and `kind` set to the caller's kind plus `TEXT_KIND_SUFFIX` so the vector adapter's look-ups and
 deletes never touch these documents (and a k-NN search cannot find them: they have no vector). A
 separate document, not the text on the turn's vector document, because the two ports write different
@@ -11,7 +11,8 @@ text: the lexical document is the turn preceded by the turn before it (`turn_sea
 tenant, kind and owner; the scores are OpenSearch's BM25. Unlike `LocalBm25Index`, OpenSearch computes
 BM25's statistics (document count, average length, document frequencies) over the whole index, not
 per owner: another owner's texts can change a score, never which documents a caller can see.
-The standard analyzer keeps stop words and does not stem, where the local index does both.
+Its analyser drops the same stop words and stems with the same Snowball English algorithm as the local
+index's (`vector_mapping.text_analysis`; what still differs is said there).
 
 Writes follow the vector adapter's rules for VECTORSEARCH collections (no custom ids, no refresh, no
 delete-by-query), and reuse its bulk and look-up code.

@@ -6,8 +6,16 @@ disagree about a field name or the distance function.
 
 The index holds vectors, ids and filter fields, and one `text` field: the
 keyword side of turn recall (`opensearch_lexical`) stores each turn's
-already-masked text there, analysed by the `standard` analyzer, so a `match`
-query scores it with OpenSearch's BM25. Those keyword documents carry no
+already-masked text there, analysed by `agentmem_english`, so a `match`
+query scores it with OpenSearch's BM25. That analyser does what the local
+BM25 index's does (`adapters/local/bm25_index.py`): typographic apostrophes
+read as "'", the standard tokenizer (a personal-data token stays one term:
+its underscores join), lower case, the same English stop words
+(`domain/stop_words.py`), then the Snowball English (Porter2) stemmer, the
+algorithm the local index runs through `snowballstemmer`. What still differs
+is the tokenizer's detail: Lucene's Unicode word rules keep "3.5" and
+"snake_case" whole where the local one splits them, and strip a possessive
+in the stemmer (Porter2's step 0) where the local one cuts any clitic. Those keyword documents carry no
 vector, and their `kind` is the turn kind plus `TEXT_KIND_SUFFIX`, so the
 vector adapter never sees them. Other memory text stays in the tenant's
 DynamoDB table; a search returns ids, and the caller reads the text there.
@@ -17,14 +25,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from agentmem.domain.stop_words import APOSTROPHES, ENGLISH_STOP_WORDS
+
 VECTOR_FIELD = "vector"
 # Filter fields: exact-match `keyword`s, so a query can be confined to one
 # tenant, agent or user with a `term` filter before the k-NN step.
 KEYWORD_FIELDS: tuple[str, ...] = ("tenant", "agentId", "userId", "kind", "memoryId")
 CREATED_AT_FIELD = "createdAt"
-# Full text, for the keyword side: tokenised, lower-cased (the standard analyzer), BM25-scored.
+# Full text, for the keyword side: analysed like the local BM25 index's text, BM25-scored.
 TEXT_FIELD = "text"
-TEXT_ANALYZER = "standard"
+TEXT_ANALYZER = "agentmem_english"
 # Appended to a kind for its keyword documents ("turn" -> "turn.text").
 TEXT_KIND_SUFFIX = ".text"
 
@@ -38,6 +48,27 @@ HNSW_EF_CONSTRUCTION = 128
 EF_SEARCH = 100
 # faiss' limit for a knn_vector field.
 MAX_DIMENSION = 16_000
+
+
+def text_analysis() -> dict[str, Any]:
+    """The index's `analysis` settings: the `TEXT_ANALYZER` of the `text` field (see the module docstring)."""
+    return {
+        "char_filter": {
+            "agentmem_apostrophes": {"type": "mapping", "mappings": [f"{mark}=>'" for mark in APOSTROPHES]},
+        },
+        "filter": {
+            "agentmem_stop": {"type": "stop", "stopwords": sorted(ENGLISH_STOP_WORDS)},
+            "agentmem_stemmer": {"type": "snowball", "language": "English"},
+        },
+        "analyzer": {
+            TEXT_ANALYZER: {
+                "type": "custom",
+                "char_filter": ["agentmem_apostrophes"],
+                "tokenizer": "standard",
+                "filter": ["lowercase", "agentmem_stop", "agentmem_stemmer"],
+            },
+        },
+    }
 
 
 def index_body(dimension: int) -> dict[str, Any]:
@@ -68,7 +99,7 @@ def index_body(dimension: int) -> dict[str, Any]:
     for name in KEYWORD_FIELDS:
         properties[name] = {"type": "keyword"}
     return {
-        "settings": {"index": {"knn": True, "knn.algo_param.ef_search": EF_SEARCH}},
+        "settings": {"index": {"knn": True, "knn.algo_param.ef_search": EF_SEARCH}, "analysis": text_analysis()},
         # `dynamic: strict` rejects a document carrying any other field, so
         # memory text can only enter through the one `text` field.
         "mappings": {"dynamic": "strict", "properties": properties},

@@ -9,8 +9,10 @@ thousand), so dict postings score a query in about a millisecond, and `bm25s` wo
 (tens of MB in every Lambda package) for matrix code these sizes do not need. SQLite FTS5 has BM25
 too, but computes its statistics over the whole table, across owners.
 
-The analyser: lower-cased words, English stop words removed, then Harman's S-stemmer (plural
-endings only; Harman, JASIS 1991), which is conservative enough not to conflate unrelated words.
+The analyser: lower-cased words, English stop words removed, then the Snowball English (Porter2)
+stemmer (`snowballstemmer`), the standard stemmer of English IR (OpenSearch's and Lucene's
+`snowball`/`porter2` filters run the same algorithm); it replaced Harman's S-stemmer (plural endings
+only), measured in docs/locomo-recall.md.
 A personal-data token (`{{PII_PERSON_3f9a1c2b_2}}`) is one term, as OpenSearch's standard tokenizer
 keeps it: split at its underscores it would leave the user's hash, shared by all of that user's
 tokens, and a bare counter that matches any "2", so every masked name would match every other.
@@ -18,6 +20,7 @@ tokens, and a bare counter that matches any "2", so every masked name would matc
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import threading
@@ -26,12 +29,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+import snowballstemmer
+
 from agentmem.adapters.local.sqlite_base import SqliteDatabase
 from agentmem.domain.pii import TOKEN_PATTERN
+from agentmem.domain.stop_words import APOSTROPHES, ENGLISH_STOP_WORDS
 
 # Okapi BM25's usual parameters, also Lucene's and OpenSearch's defaults.
 DEFAULT_K1 = 1.2
 DEFAULT_B = 0.75
+# Distinct words whose stems are kept: a few MB.
+STEM_CACHE_SIZE = 100_000
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS lexical_documents (
@@ -41,20 +49,9 @@ CREATE TABLE IF NOT EXISTS lexical_documents (
 );
 """
 
-# The classic English stop word list (as in NLTK), contractions included so "I'm" does not match "am".
-_STOP_WORD_LIST = """a about above after again against all am an and any are aren't as at be because been before being
-    below between both but by can can't cannot could couldn't did didn't do does doesn't doing don don't
-    down during each few for from further had hadn't has hasn't have haven't having he he'd he'll he's her
-    here here's hers herself him himself his how how's i i'd i'll i'm i've if in into is isn't it it's its
-    itself just let's me more most mustn't my myself no nor not now of off on once only or other ought our
-    ours ourselves out over own s same shan't she she'd she'll she's should shouldn't so some such t than
-    that that's the their theirs them themselves then there there's these they they'd they'll they're
-    they've this those through to too under until up very was wasn't we we'd we'll we're we've were
-    weren't what what's when when's where where's which while who who's whom why why's will with won't
-    would wouldn't you you'd you'll you're you've your yours yourself yourselves"""
-STOP_WORDS = frozenset(_STOP_WORD_LIST.split())
+STOP_WORDS = ENGLISH_STOP_WORDS
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "`": "'"})
+_APOSTROPHES = str.maketrans(dict.fromkeys(APOSTROPHES, "'"))
 
 GroupKey = tuple[str, str, str]
 
@@ -66,19 +63,24 @@ class LexicalHit(NamedTuple):
     score: float
 
 
-def s_stem(word: str) -> str:
-    """Harman's S-stemmer: the first applicable of ies->y, es->e, s->'' with its exceptions."""
-    if word.endswith("ies") and not word.endswith(("eies", "aies")):
-        return word[:-3] + "y"
-    if word.endswith("es") and not word.endswith(("aes", "ees", "oes")):
-        return word[:-1]
-    if word.endswith("s") and not word.endswith(("us", "ss")):
-        return word[:-1]
-    return word
+_stemmers = threading.local()
+
+
+@functools.lru_cache(maxsize=STEM_CACHE_SIZE)
+def stem(word: str) -> str:
+    """The Snowball English (Porter2) stem of a lower-cased word: "adopting", "adoption" -> "adopt".
+
+    Pure Python at 80-170 us a word on this machine, so stems are cached (a user's vocabulary is a few
+    thousand words); a stemmer object keeps state while it works, so each thread has its own.
+    """
+    stemmer = getattr(_stemmers, "english", None)
+    if stemmer is None:
+        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
+    return str(stemmer.stemWord(word))
 
 
 def analyse(text: str) -> list[str]:
-    """The index terms of `text`, in order: words lower-cased, stop words dropped, plurals stemmed.
+    """The index terms of `text`, in order: words lower-cased, stop words dropped, then stemmed.
 
     A word's clitic ("Caroline's", "we'll") is cut off, so the possessive matches the bare name. A
     personal-data token is one term, whole: the same value of one user is the same term everywhere.
@@ -100,7 +102,7 @@ def _words(text: str) -> list[str]:
             continue
         word = word.split("'", 1)[0]
         if word and word not in STOP_WORDS:
-            terms.append(s_stem(word))
+            terms.append(stem(word))
     return terms
 
 
