@@ -557,3 +557,24 @@ def test_a_lesson_of_a_run_stored_before_masking_holds_tokens_and_a_masked_runs_
     receipt = call("POST", f"/v1/agents/auditor/runs/{run.run_id}/feedback", verdict)[1]
     lesson = store.get_memory(tenant, "auditor", receipt["memoryId"])
     assert lesson.digest == f"Editor: Too long.\nOutput: Done.\nInput: {run.input}"
+
+
+def test_a_restarted_server_compares_its_lessons_before_the_first_wall_page_asks(tmp_path, minilm):
+    import uuid
+
+    tag = uuid.uuid4().hex[:8]  # comments no other test embedded, so the shared model's cache lacks them
+    first = create_app(tmp_path, start_worker=False, ports={"embedder": minilm}, enabled_agents=["auditor"])
+    for comment in AGREEING:
+        run_with_feedback(LocalCaller(first), first, comment=f"{comment} ({tag})")
+    first.worker.drain()
+    first.close()
+
+    second = create_app(tmp_path, ports={"embedder": minilm}, enabled_agents=["auditor"])
+    try:
+        assert second.warmed.wait(30)
+        before = minilm.texts_encoded
+        status, page = LocalCaller(second)("GET", "/v1/agents/auditor/memories")
+        assert status == 200 and {item["group"]["size"] for item in page["items"]} == {len(AGREEING)}
+        assert minilm.texts_encoded == before  # the comments were embedded at start, not on the request path
+    finally:
+        second.close()
