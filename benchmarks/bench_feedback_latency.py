@@ -132,7 +132,7 @@ def poller(port: int, shared: Shared, every: float, give_up_at: float) -> None:
         cursor: str | None = None
         oldest_waiting = min((lesson.number for lesson in waiting.values()), default=None)
         for _ in range(50):
-            path = f"/v1/agents/{AGENT}/runs?feedback=down&limit=25" + (f"&cursor={cursor}" if cursor else "")
+            path = f"/v1/agents/{AGENT}/runs?feedback=down&limit=100" + (f"&cursor={cursor}" if cursor else "")
             try:
                 status, page = client.send("GET", path)
             except (OSError, http.client.HTTPException):
@@ -158,7 +158,7 @@ def poller(port: int, shared: Shared, every: float, give_up_at: float) -> None:
         time.sleep(every)
 
 
-def retrieve_prober(port: int, sampled: queue.Queue[Lesson | None], give_up_after: float) -> None:
+def retrieve_prober(port: int, sampled: queue.Queue[Lesson | None], give_up_after: float, every: float) -> None:
     """Polls `retrieve` with a sampled lesson's run input until the answer names that lesson."""
     client = Client(port)
     while (lesson := sampled.get()) is not None:
@@ -177,7 +177,16 @@ def retrieve_prober(port: int, sampled: queue.Queue[Lesson | None], give_up_afte
                     x["memoryId"] for x in answer["lessons"]]:
                 lesson.retrieved = time.monotonic()
                 break
-            time.sleep(0.02)
+            time.sleep(every)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time a process has used so far (Linux /proc; 0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def quantiles(seconds: list[float]) -> str:
@@ -192,7 +201,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rate", type=float, default=50.0, help="feedbacks per second")
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--poll", type=float, default=0.05, help="seconds between listings of the lessons")
+    parser.add_argument("--poll", type=float, default=0.1,
+                        help="seconds between listings of the lessons (and between retrieve probes)")
     parser.add_argument("--sample-every", type=int, default=25, help="also poll retrieve for every n-th lesson")
     args = parser.parse_args()
     count = int(args.rate * args.seconds)
@@ -221,7 +231,9 @@ def main() -> int:
             give_up_at = t0 + args.seconds + 60
             senders = [threading.Thread(target=sender, args=(server.port, work, shared)) for _ in range(SENDERS)]
             watchers = [threading.Thread(target=poller, args=(server.port, shared, args.poll, give_up_at)),
-                        threading.Thread(target=retrieve_prober, args=(server.port, sampled, 30.0))]
+                        threading.Thread(target=retrieve_prober, args=(server.port, sampled, 30.0, args.poll))]
+            assert server.process is not None
+            cpu_before, wall_before = cpu_seconds(server.process.pid), time.monotonic()
             for thread in senders + watchers:
                 thread.start()
             for thread in senders:
@@ -230,6 +242,8 @@ def main() -> int:
             shared.done_sending.set()
             for thread in watchers:
                 thread.join(120)
+            server_cpu = cpu_seconds(server.process.pid) - cpu_before
+            timed_wall = time.monotonic() - wall_before
         finally:
             server.stop()
     load_after = os.getloadavg()
@@ -246,6 +260,9 @@ def main() -> int:
           f"send lateness vs schedule {quantiles(lateness)}")
     print(f"  accepted -> indexed (all, poll every {args.poll * 1000:.0f} ms): {quantiles(indexed)}  "
           f"(n={len(indexed)}, within 1 s: {within}, never: {len(accepted) - len(indexed)})")
+    print(f"  server CPU while timed: {server_cpu:.1f} s over {timed_wall:.1f} s ({server_cpu / timed_wall:.2f} of "
+          f"{os.cpu_count()} cores), {server_cpu / max(1, len(accepted)) * 1000:.1f} ms per feedback "
+          f"(its request, masking, indexing, and the pollers' requests)")
     print(f"  accepted -> served by retrieve (every {args.sample_every}th): {quantiles(retrieved)}  "
           f"(n={len(retrieved)} of {len(range(0, count, args.sample_every))})")
     return 0

@@ -82,6 +82,13 @@ def test_a_stored_run_reads_back_whole(record_store: Any) -> None:
     assert record_store.get_run("acme", "agent-a", "run-1") == run
 
 
+@pytest.mark.parametrize("masked", [True, False])
+def test_a_runs_masked_marker_reads_back_and_survives_its_output_being_set(record_store: Any, masked: bool) -> None:
+    record_store.put_run(dataclasses.replace(make_run(), masked=masked))
+    record_store.set_run_output("acme", "agent-a", "run-1", "the answer")
+    assert record_store.get_run("acme", "agent-a", "run-1").masked is masked
+
+
 def test_putting_a_run_id_twice_is_a_conflict_and_keeps_the_first(record_store: Any) -> None:
     record_store.put_run(make_run())
     with pytest.raises(Conflict):

@@ -535,3 +535,46 @@ def test_a_thumbs_up_and_a_newer_thumbs_down_on_near_identical_text_inject_only_
     assert "Mistakes to avoid" in system and "Validated patterns" not in system
     run = app.services.memory.get_run("auditor", answer["runId"])
     assert run.injected_memory_ids == [newer["memoryId"]] and older["memoryId"] not in run.injected_memory_ids
+
+
+def test_a_lesson_of_a_run_stored_before_masking_holds_tokens_and_a_masked_runs_digest_is_its_stored_text(app, call):
+    from agentmem.domain.models import Run
+
+    # A run written by a version that stored the agent's texts as given: its values are masked in the digest.
+    raw = "Write to jane.doe@example.com about the audit"
+    store, tenant = app.services.memory.store, app.settings.tenant
+    store.put_run(Run(tenant, "auditor", "run-legacy", raw, 1_750_000_000.0, user_id="u1"))
+    verdict = {"rating": "down", "comment": "Too long."}
+    receipt = call("POST", "/v1/agents/auditor/runs/run-legacy/feedback", verdict)[1]
+    legacy = store.get_memory(tenant, "auditor", receipt["memoryId"])
+    assert "jane.doe@example.com" not in legacy.digest and "{{PII_EMAIL_" in legacy.digest
+
+    # A run recorded now is marked masked: its digest is the stored (masked) texts, not masked again.
+    status, answer = call("POST", "/v1/agents/auditor/runs", {"input": raw, "output": "Done.", "userId": "u1"})
+    assert status == 201
+    run = app.services.memory.get_run("auditor", answer["runId"])
+    assert run.masked and "{{PII_EMAIL_" in run.input
+    receipt = call("POST", f"/v1/agents/auditor/runs/{run.run_id}/feedback", verdict)[1]
+    lesson = store.get_memory(tenant, "auditor", receipt["memoryId"])
+    assert lesson.digest == f"Editor: Too long.\nOutput: Done.\nInput: {run.input}"
+
+
+def test_a_restarted_server_compares_its_lessons_before_the_first_wall_page_asks(tmp_path, minilm):
+    import uuid
+
+    tag = uuid.uuid4().hex[:8]  # comments no other test embedded, so the shared model's cache lacks them
+    first = create_app(tmp_path, start_worker=False, ports={"embedder": minilm}, enabled_agents=["auditor"])
+    for comment in AGREEING:
+        run_with_feedback(LocalCaller(first), first, comment=f"{comment} ({tag})")
+    first.worker.drain()
+    first.close()
+
+    second = create_app(tmp_path, ports={"embedder": minilm}, enabled_agents=["auditor"])
+    try:
+        assert second.warmed.wait(30)
+        before = minilm.texts_encoded
+        status, page = LocalCaller(second)("GET", "/v1/agents/auditor/memories")
+        assert status == 200 and {item["group"]["size"] for item in page["items"]} == {len(AGREEING)}
+        assert minilm.texts_encoded == before  # the comments were embedded at start, not on the request path
+    finally:
+        second.close()

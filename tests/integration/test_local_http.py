@@ -408,9 +408,10 @@ def test_ids_are_matched_after_percent_decoding_and_the_client_agrees(server):
     with MemoryClient(url, retries=0) as client:
         assert [t.content for t in client.list_turns("a@b.example:7", "t:1").items] == ["hello"]
         assert client.get_profile("a@b.example:7").markdown is not None
-    # An encoded slash decodes to an id the contract does not allow: a 400, not another route.
-    status, _, body = request(port, "GET", "/v1/users/a%2Fb/profile")
-    assert status == 400 and json.loads(body)["error"]["details"][0]["field"] == "userId"
+    # An encoded slash or line break decodes to an id the contract does not allow: a 400, not another route.
+    for bad in ("a%2Fb", "a%0Ab", "a%0D%0Ab"):
+        status, _, body = request(port, "GET", f"/v1/users/{bad}/profile")
+        assert status == 400 and json.loads(body)["error"]["details"][0]["field"] == "userId", (bad, body)
 
 
 # -- idempotency under concurrency -------------------------------------------------------------------

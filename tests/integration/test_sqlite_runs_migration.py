@@ -1,4 +1,5 @@
-"""A data folder written before the runs listing: opening it adds the verdict column, filled from its feedback."""
+"""A data folder written before the runs listing: opening it adds the verdict column, filled from its feedback,
+and the masked marker (0: its runs may hold raw text, so their lessons' digests are masked again)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,7 @@ def test_old_runs_get_the_verdict_of_their_newest_feedback(tmp_path: Path) -> No
     store = SqliteRecordStore(path)
     try:
         assert store.get_run("acme", "a", "run-1").verdict == "down"
+        assert store.get_run("acme", "a", "run-2").masked is False
         assert [r.run_id for r in store.list_runs("acme", "a", limit=10, verdict="none").items] == ["run-2"]
         assert [r.run_id for r in store.list_runs("acme", "a", limit=10, verdict="down").items] == ["run-1"]
     finally:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from agentmem.domain.errors import InvalidInput
 from agentmem.domain.models import Memory, ScoredLesson
@@ -147,7 +148,7 @@ class LessonGroup:
     def editors(self) -> int:
         return len(self.members)
 
-    @property
+    @cached_property
     def group_id(self) -> str:
         """The oldest member's memoryId: the same whatever the query or the page, until that member goes."""
         oldest = min(self.members, key=lambda s: (s.memory.created_at, s.memory.memory_id))
@@ -196,12 +197,12 @@ def group_lessons(
             item = parent[item]
         return item
 
-    for i, a in enumerate(alive):
-        for b in alive[i + 1 :]:
-            if a.memory.rating == b.memory.rating and similarity(a.memory.memory_id, b.memory.memory_id) >= (
-                duplicate_threshold
-            ):
-                parent[root(b.memory.memory_id)] = root(a.memory.memory_id)
+    for rating in {s.memory.rating for s in alive}:
+        same = [s.memory.memory_id for s in alive if s.memory.rating == rating]
+        for i, a in enumerate(same):
+            for b in same[i + 1 :]:
+                if similarity(a, b) >= duplicate_threshold and root(a) != root(b):
+                    parent[root(b)] = root(a)
     members: dict[str, list[ScoredLesson]] = {}
     for s in alive:  # `alive` is best first, so each group's list is too
         members.setdefault(root(s.memory.memory_id), []).append(s)

@@ -28,6 +28,10 @@ class Run:
     feedback_ids: list[str] = field(default_factory=list)
     # The rating of the newest feedback; None while the run awaits an editor's verdict.
     verdict: Rating | None = None
+    # Input and output were masked with the run's subject before they were stored (every run recorded
+    # since masking covered the agent side). False for older runs and imported ones, whose texts a
+    # lesson's digest must mask again.
+    masked: bool = False
 
 
 @dataclass

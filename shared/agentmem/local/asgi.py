@@ -32,7 +32,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Mount
+from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentmem.api.limits import MAX_BODY_BYTES, too_large_message
@@ -124,7 +124,7 @@ def create_front(handle: Handle, *, host: str, token: str | None, extensions: Se
             yield
 
     routes: list[BaseRoute] = [e.route for e in extensions]
-    routes.append(Mount("", app=ApiEndpoint(handle)))
+    routes.append(EveryPath(ApiEndpoint(handle)))
     router = Starlette(
         routes=routes,
         lifespan=lifespan,
@@ -214,6 +214,26 @@ class Guard:
             method in methods and (path == prefix or path.startswith(prefix + "/"))
             for prefix, methods in self.open_paths
         )
+
+
+class EveryPath(BaseRoute):
+    """The route of last resort: every request the extensions did not take goes to `app`, whatever its path.
+
+    Not `Mount("")`: Starlette's path pattern stops at a newline, so `/v1/users/a%0Ab` would get a 404
+    from the router instead of the API's 400 for a bad id.
+    """
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        return (Match.FULL, {}) if scope["type"] == "http" else (Match.NONE, {})
+
+    def url_path_for(self, name: str, /, **path_params: Any) -> Any:
+        raise NotImplementedError("the API is not reversed by name")
+
+    async def handle(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
 
 
 class ApiEndpoint:

@@ -15,7 +15,7 @@ import logging
 import os
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from agentmem.local.lambda_runtime import invoke
 from agentmem.local.security import ensure_safe_bind
 from agentmem.local.static_files import static_extension
 from agentmem.local.worker import SWEEP_PENDING_OLDER_THAN_SECONDS, EventWorker
+from agentmem.service.lesson_groups import list_grouped
 from agentmem.wiring import Services, build_services, set_services
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,8 @@ class LocalApp:
     settings: Settings
     services: Services
     worker: EventWorker
+    # Set once the start-up warm-up (model load, pending sweep, lesson comparison) has finished.
+    warmed: threading.Event = field(default_factory=threading.Event)
 
     def handle(
         self, method: str, raw_path: str, headers: Mapping[str, str], body: bytes, source_ip: str
@@ -125,19 +128,29 @@ def create_app(
     app = LocalApp(settings, services, worker)
     if start_worker:
         worker.start()
-        threading.Thread(target=_warm_up, args=(services,), daemon=True).start()
+        threading.Thread(target=_warm_up, args=(services, app.warmed), daemon=True).start()
     return app
 
 
-def _warm_up(services: Services) -> None:
-    """Load the embedding model and sweep lessons left pending by a crash, off the request path."""
+def _warm_up(services: Services, done: threading.Event) -> None:
+    """Load the embedding model, sweep lessons left pending by a crash, and compare each agent's newest
+    lessons once, all off the request path.
+
+    The comparison (the wall's groups, `retrieve`'s near-duplicates) embeds the editors' comments; the
+    embedder keeps them in its cache, so the first wall page after a restart does not wait seconds for them.
+    """
     try:
-        services.memory.embedder.embed(["warm up"])
-        swept = services.memory.index_pending()
+        memory = services.memory
+        memory.embedder.embed(["warm up"])
+        swept = memory.index_pending()
         if swept:
             log.info("indexed %d lesson(s) left pending", swept)
+        for agent_id in sorted(memory.settings.enabled_agent_set):
+            list_grouped(memory, agent_id, 1, None)
     except Exception:
         log.exception("warm-up failed; requests will retry the embedder")
+    finally:
+        done.set()
 
 
 def _wall_page() -> bytes:

@@ -102,6 +102,7 @@ class MemoryService:
             user_id=user_id,
             thread_id=thread_id,
             injected_memory_ids=list(injected_memory_ids or []),
+            masked=self.masker is not None or masked,
         )
         self.store.put_run(run)
         return run
@@ -230,8 +231,12 @@ class MemoryService:
 
     def _digest(self, run: Run, masked_comment: str | None) -> str:
         digest = build_digest(masked_comment, run.output, run.input, self.settings.digest_max_chars)
-        # Runs stored before masking covered the agent side hold raw text: the digest is masked
-        # again (tokens already in it are left as they are), so a lesson never carries a value.
+        if run.masked:
+            # Every part was masked with the run's subject before it was stored: a second detection
+            # pass over the same words (half the feedback handler's time) would find nothing new.
+            return digest
+        # Runs stored before masking covered the agent side, and imported ones, may hold raw text: the
+        # digest is masked again (tokens already in it are left as they are), so a lesson never carries a value.
         return self.mask(run.agent_id, run.user_id, [digest])[0]
 
     def _publish_index_request(self, memory: Memory) -> None:

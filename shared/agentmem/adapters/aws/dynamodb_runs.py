@@ -83,6 +83,7 @@ def run_to_item(run: Run, *, retention_days: int = DEFAULT_RETENTION_DAYS) -> di
                 "feedbackIds": list(run.feedback_ids),
                 "createdAt": run.created_at,
                 "verdict": run.verdict,
+                "masked": run.masked,
                 "gsi1pk": run_list_pk(run.tenant, run.agent_id, run.verdict or "none"),
                 "gsi1sk": run_list_sk(run.created_at, run.run_id),
                 "ttl": int(run.created_at + retention_days * SECONDS_PER_DAY),
@@ -105,6 +106,7 @@ def item_to_run(item: Mapping[str, Any]) -> Run:
         injected_memory_ids=list(v.get("injectedMemoryIds", [])),
         feedback_ids=list(v.get("feedbackIds", [])),
         verdict=v.get("verdict"),
+        masked=bool(v.get("masked", False)),
     )
 
 

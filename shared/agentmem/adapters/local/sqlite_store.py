@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS runs (
     tenant TEXT NOT NULL, agent_id TEXT NOT NULL, run_id TEXT NOT NULL,
     input TEXT NOT NULL, output TEXT, user_id TEXT, thread_id TEXT,
     injected TEXT NOT NULL DEFAULT '[]', feedback_ids TEXT NOT NULL DEFAULT '[]',
-    created_at REAL NOT NULL, verdict TEXT,
+    created_at REAL NOT NULL, verdict TEXT, masked INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (tenant, agent_id, run_id)
 );
 CREATE TABLE IF NOT EXISTS feedback (
@@ -61,15 +61,18 @@ class SqliteRecordStore:
 
     def __init__(self, path: Path):
         self._db = SqliteDatabase(path, SCHEMA)
-        self._add_verdicts()
+        self._migrate_runs()
 
-    def _add_verdicts(self) -> None:
-        """Give a data folder from before the runs listing its verdict column, filled from its feedback."""
+    def _migrate_runs(self) -> None:
+        """Bring a data folder from before the runs listing (verdict, filled from its feedback) or the masked
+        marker (0: its runs' texts are masked again when a digest is built) up to date."""
         with self._db.transaction() as conn:
             columns = {row["name"] for row in conn.execute("PRAGMA table_info(runs)")}
             if "verdict" not in columns:
                 conn.execute("ALTER TABLE runs ADD COLUMN verdict TEXT")
                 conn.execute(BACKFILL_VERDICTS)
+            if "masked" not in columns:
+                conn.execute("ALTER TABLE runs ADD COLUMN masked INTEGER NOT NULL DEFAULT 0")
             for statement in filter(str.strip, RUN_INDEXES.split(";")):
                 conn.execute(statement)
 
@@ -83,7 +86,7 @@ class SqliteRecordStore:
             with self._db.transaction() as conn:
                 conn.execute(
                     "INSERT INTO runs (tenant, agent_id, run_id, input, output, user_id, thread_id, injected,"
-                    " feedback_ids, created_at, verdict) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    " feedback_ids, created_at, verdict, masked) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                     (
                         run.tenant,
                         run.agent_id,
@@ -96,6 +99,7 @@ class SqliteRecordStore:
                         json.dumps(run.feedback_ids),
                         run.created_at,
                         run.verdict,
+                        int(run.masked),
                     ),
                 )
         except sqlite3.IntegrityError:
@@ -332,6 +336,7 @@ def _run(row: sqlite3.Row) -> Run:
         injected_memory_ids=json.loads(row["injected"]),
         feedback_ids=json.loads(row["feedback_ids"]),
         verdict=row["verdict"],
+        masked=bool(row["masked"]),
     )
 
 
