@@ -10,12 +10,15 @@ served:
   lesson's status; every `--poll` seconds, paging back only while older lessons are still pending)
   and notes when each lesson turns `indexed`. The status changes only after the vector is in the
   index, so from then on `retrieve` can serve it. Every lesson is timed; resolution is the poll
-  interval. (Not the wall's `GET .../memories`: it groups the newest 500 lessons on every call.)
+  interval while the pending lessons fit on one page of 25, and coarser behind a longer backlog (the
+  poller reads one page per interval, so measuring a backlog does not slow the server further). Not
+  the wall's `GET .../memories`: it groups the newest 500 lessons on every call.
 - retrieve (sampled): every `--sample-every`-th lesson is also polled with `retrieve` on its run's
-  input until the answer names it, a direct check of "retrievable".
+  input (every `--probe` seconds) until the answer names it, a direct check of "retrievable".
 
 Also prints how late the sends were against the schedule (the client's side keeping up), the
-answered feedback rate, and the machine's load average before and after.
+answered feedback rate, the server's CPU time while timed, and the machine's load average before
+and after. `bench_lesson_cpu.py` gives the CPU one lesson costs without the clients and pollers.
 
 Run: .venv/bin/python benchmarks/bench_feedback_latency.py [--rate 50] [--seconds 20]
 Prints numbers; asserts nothing about time. Loopback only; every loop is bounded.
@@ -131,8 +134,10 @@ def poller(port: int, shared: Shared, every: float, give_up_at: float) -> None:
         seen_at: dict[str, float] = {}
         cursor: str | None = None
         oldest_waiting = min((lesson.number for lesson in waiting.values()), default=None)
+        pages = 0
         for _ in range(50):
-            path = f"/v1/agents/{AGENT}/runs?feedback=down&limit=100" + (f"&cursor={cursor}" if cursor else "")
+            pages += 1
+            path = f"/v1/agents/{AGENT}/runs?feedback=down&limit=25" + (f"&cursor={cursor}" if cursor else "")
             try:
                 status, page = client.send("GET", path)
             except (OSError, http.client.HTTPException):
@@ -155,7 +160,8 @@ def poller(port: int, shared: Shared, every: float, give_up_at: float) -> None:
             for memory_id, at in seen_at.items():
                 lesson = shared.waiting.pop(memory_id)
                 lesson.indexed = at
-        time.sleep(every)
+        # At most one page per `every` on average: a backlog must not make the measuring cost the server more.
+        time.sleep(every * pages)
 
 
 def retrieve_prober(port: int, sampled: queue.Queue[Lesson | None], give_up_after: float, every: float) -> None:
@@ -202,7 +208,9 @@ def main() -> int:
     parser.add_argument("--rate", type=float, default=50.0, help="feedbacks per second")
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--poll", type=float, default=0.1,
-                        help="seconds between listings of the lessons (and between retrieve probes)")
+                        help="seconds between listings of the lessons")
+    parser.add_argument("--probe", type=float, default=0.25,
+                        help="seconds between two retrieve calls polling one sampled lesson (each records a run)")
     parser.add_argument("--sample-every", type=int, default=25, help="also poll retrieve for every n-th lesson")
     args = parser.parse_args()
     count = int(args.rate * args.seconds)
@@ -231,7 +239,7 @@ def main() -> int:
             give_up_at = t0 + args.seconds + 60
             senders = [threading.Thread(target=sender, args=(server.port, work, shared)) for _ in range(SENDERS)]
             watchers = [threading.Thread(target=poller, args=(server.port, shared, args.poll, give_up_at)),
-                        threading.Thread(target=retrieve_prober, args=(server.port, sampled, 30.0, args.poll))]
+                        threading.Thread(target=retrieve_prober, args=(server.port, sampled, 30.0, args.probe))]
             assert server.process is not None
             cpu_before, wall_before = cpu_seconds(server.process.pid), time.monotonic()
             for thread in senders + watchers:
@@ -263,7 +271,8 @@ def main() -> int:
     print(f"  server CPU while timed: {server_cpu:.1f} s over {timed_wall:.1f} s ({server_cpu / timed_wall:.2f} of "
           f"{os.cpu_count()} cores), {server_cpu / max(1, len(accepted)) * 1000:.1f} ms per feedback "
           f"(its request, masking, indexing, and the pollers' requests)")
-    print(f"  accepted -> served by retrieve (every {args.sample_every}th): {quantiles(retrieved)}  "
+    print(f"  accepted -> served by retrieve (every {args.sample_every}th, probed every {args.probe * 1000:.0f} ms): "
+          f"{quantiles(retrieved)}  "
           f"(n={len(retrieved)} of {len(range(0, count, args.sample_every))})")
     return 0
 
