@@ -355,6 +355,18 @@ def test_a_deleted_memory_stays_deleted_whatever_is_written_after(record_store: 
     assert record_store.list_memories("acme", "agent-a", limit=10).items == []
 
 
+def test_a_comment_vector_is_stored_with_the_status_and_kept_by_later_updates(record_store: Any) -> None:
+    memory = add_memories(record_store, 1)[0]
+    assert record_store.get_memory("acme", "agent-a", memory.memory_id).comment_vector is None
+    vector = bytes(range(256)) * 6  # 384 float32s' worth of bytes, every byte value
+    updated = record_store.update_memory("acme", "agent-a", memory.memory_id, status="indexed", comment_vector=vector)
+    assert updated.comment_vector == vector
+    record_store.update_memory("acme", "agent-a", memory.memory_id, importance=2.0)
+    again = record_store.get_memory("acme", "agent-a", memory.memory_id)
+    assert again.comment_vector == vector and again.importance == 2.0 and again.status == "indexed"
+    assert [m.comment_vector for m in record_store.get_memories("acme", "agent-a", [memory.memory_id])] == [vector]
+
+
 def test_update_memory_changes_importance_and_status_and_returns_the_memory(record_store: Any) -> None:
     memory = add_memories(record_store, 1)[0]
     updated = record_store.update_memory("acme", "agent-a", memory.memory_id, importance=1.5)

@@ -496,11 +496,24 @@ def test_the_wall_marks_a_thumbs_up_and_a_newer_thumbs_down_on_near_identical_te
     assert items[new_id]["group"] == {"groupId": new_id, "size": 1, "conflictsWith": [old_id], "overruledBy": None}
 
 
-def test_with_the_embedder_down_the_wall_still_lists_lessons_without_groups_and_says_so(app, call, embedder):
+def test_with_the_embedder_down_the_wall_groups_by_the_stored_comment_vectors(app, call, embedder):
+    made = [run_with_feedback(call, app, comment=comment)[1]["memoryId"] for comment in AGREEING]
+    app.worker.drain()
+    embedder.down = True  # an unreachable model endpoint (its cache included)
+    status, page = call("GET", "/v1/agents/auditor/memories")
+    assert status == 200 and page["degraded"] == []
+    assert {i["memoryId"]: i["group"]["size"] for i in page["items"]} == dict.fromkeys(made, len(AGREEING))
+
+
+def test_with_the_embedder_down_a_lesson_without_a_stored_comment_vector_leaves_the_wall_ungrouped(
+    app, call, embedder
+):
     _, receipt = run_with_feedback(call, app)
     _, other = run_with_feedback(call, app, comment=LONG_COMMENTS[1])
     app.worker.drain()
-    embedder.down = True  # an unreachable model endpoint (its cache included)
+    with sqlite3.connect(app.settings.data_dir / "agentmem.db") as conn:  # as if indexed before vectors were kept
+        conn.execute("UPDATE memories SET comment_vector = NULL WHERE memory_id = ?", (other["memoryId"],))
+    embedder.down = True
     status, page = call("GET", "/v1/agents/auditor/memories")
     assert status == 200 and page["degraded"] == ["embedder"]
     assert {i["memoryId"]: i["group"] for i in page["items"]} == {receipt["memoryId"]: None, other["memoryId"]: None}
@@ -559,7 +572,7 @@ def test_a_lesson_of_a_run_stored_before_masking_holds_tokens_and_a_masked_runs_
     assert lesson.digest == f"Editor: Too long.\nOutput: Done.\nInput: {run.input}"
 
 
-def test_a_restarted_server_compares_its_lessons_before_the_first_wall_page_asks(tmp_path, minilm):
+def test_a_restarted_server_embeds_the_comments_it_lacks_before_the_first_wall_page_asks(tmp_path, minilm):
     import uuid
 
     tag = uuid.uuid4().hex[:8]  # comments no other test embedded, so the shared model's cache lacks them
@@ -568,6 +581,8 @@ def test_a_restarted_server_compares_its_lessons_before_the_first_wall_page_asks
         run_with_feedback(LocalCaller(first), first, comment=f"{comment} ({tag})")
     first.worker.drain()
     first.close()
+    with sqlite3.connect(tmp_path / "agentmem.db") as conn:  # lessons indexed before comment vectors were kept
+        conn.execute("UPDATE memories SET comment_vector = NULL")
 
     second = create_app(tmp_path, ports={"embedder": minilm}, enabled_agents=["auditor"])
     try:
@@ -578,3 +593,22 @@ def test_a_restarted_server_compares_its_lessons_before_the_first_wall_page_asks
         assert minilm.texts_encoded == before  # the comments were embedded at start, not on the request path
     finally:
         second.close()
+
+
+def test_the_indexer_keeps_each_comments_vector_so_a_retrieve_asks_the_model_only_for_its_query(
+    app, call, embedder, monkeypatch
+):
+    for comment in AGREEING:
+        run_with_feedback(call, app, comment=comment)
+    app.worker.drain()
+    asked: list[str] = []
+    original = embedder.embed
+
+    def recording(texts):
+        asked.extend(texts)
+        return original(texts)
+
+    monkeypatch.setattr(embedder, "embed", recording)
+    answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]
+    assert any(f"(given by {len(AGREEING)} editors)" in message["content"] for message in answer["messages"])
+    assert asked == [SIMILAR]  # the comments' vectors came from the store, cached or not

@@ -67,6 +67,10 @@ class Memory:
     status: MemoryStatus = "pending"
     injected_count: int = 0
     updated_at: float | None = None
+    # The editor's words embedded (float32 bytes), written by the indexer with the digest's vector, so
+    # near-duplicates are compared without a model call (service/lesson_groups.py). None until indexed,
+    # and for lessons indexed before it was kept.
+    comment_vector: bytes | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)

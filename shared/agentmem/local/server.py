@@ -136,8 +136,9 @@ def _warm_up(services: Services, done: threading.Event) -> None:
     """Load the embedding model, sweep lessons left pending by a crash, and compare each agent's newest
     lessons once, all off the request path.
 
-    The comparison (the wall's groups, `retrieve`'s near-duplicates) embeds the editors' comments; the
-    embedder keeps them in its cache, so the first wall page after a restart does not wait seconds for them.
+    The comparison (the wall's groups, `retrieve`'s near-duplicates) reads each lesson's comment vector,
+    kept by the indexer; a lesson indexed before they were kept has its comment embedded here, into the
+    embedder's cache, so the first wall page after a restart does not wait seconds for them.
     """
     try:
         memory = services.memory

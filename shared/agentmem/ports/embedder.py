@@ -19,3 +19,15 @@ class Embedder(Protocol):
     dimension: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def vector_bytes(vector: np.ndarray) -> bytes:
+    """A vector as stored beside a record: little-endian float32."""
+    return np.asarray(vector, dtype="<f4").tobytes()
+
+
+def vector_from_bytes(data: bytes, dimension: int) -> np.ndarray | None:
+    """The vector `vector_bytes` stored, or None when it is not one of `dimension` floats (another model's)."""
+    if len(data) != 4 * dimension:
+        return None
+    return np.frombuffer(data, dtype="<f4").astype(np.float32)

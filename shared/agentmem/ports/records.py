@@ -88,8 +88,9 @@ class RecordStore(Protocol):
         *,
         importance: float | None = None,
         status: MemoryStatus | None = None,
+        comment_vector: bytes | None = None,
     ) -> Memory:
-        """Change a memory's importance and/or status.
+        """Change a memory's importance and/or status, and store its comment's vector when given.
 
         Raises NotFound when it does not exist or is deleted: deletion is final,
         so an indexer that races a delete cannot bring the lesson back.

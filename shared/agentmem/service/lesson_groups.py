@@ -15,7 +15,7 @@ import numpy as np
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.domain.lessons import LessonPlace, comparison_text, place_lessons
 from agentmem.domain.models import Memory
-from agentmem.ports.embedder import Embedder
+from agentmem.ports.embedder import Embedder, vector_from_bytes
 from agentmem.ports.records import Page
 from agentmem.service.memory import MemoryService
 
@@ -27,10 +27,21 @@ _PAGE = 100
 
 
 def comment_similarity(embedder: Embedder, lessons: Sequence[Memory]) -> Callable[[str, str], float]:
-    """Cosine similarity between two of `lessons`' editor comments, by memoryId."""
+    """Cosine similarity between two of `lessons`' editor comments, by memoryId.
+
+    The indexer keeps each lesson's comment vector with it; only a lesson without one (indexed before
+    they were kept, or by another model) is embedded here, all such in one call.
+    """
     if len(lessons) < 2:
         return lambda a, b: 0.0
-    vectors = np.asarray(embedder.embed([comparison_text(m.digest) for m in lessons]), dtype=np.float32)
+    stored = [vector_from_bytes(m.comment_vector, embedder.dimension) if m.comment_vector else None for m in lessons]
+    missing = [i for i, vector in enumerate(stored) if vector is None]
+    vectors = np.empty((len(lessons), embedder.dimension), dtype=np.float32)
+    if missing:
+        vectors[missing] = embedder.embed([comparison_text(lessons[i].digest) for i in missing])
+    for i, vector in enumerate(stored):
+        if vector is not None:
+            vectors[i] = vector
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     unit = vectors / np.where(norms == 0, 1.0, norms)
     cosine = unit @ unit.T

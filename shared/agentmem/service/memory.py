@@ -17,12 +17,12 @@ from typing import Protocol
 
 from agentmem.config import Settings
 from agentmem.domain.errors import BackendUnavailable, Conflict, MemoryDisabled, NotFound
-from agentmem.domain.lessons import SECONDS_PER_DAY, build_digest, resolve_importance
+from agentmem.domain.lessons import SECONDS_PER_DAY, build_digest, comparison_text, resolve_importance
 from agentmem.domain.log_ids import log_id
 from agentmem.domain.models import Feedback, Memory, Rating, Run, VerdictFilter
 from agentmem.domain.pii import run_subject
 from agentmem.ports.clock import new_id, now
-from agentmem.ports.embedder import Embedder
+from agentmem.ports.embedder import Embedder, vector_bytes
 from agentmem.ports.events import DomainEvent, EventBus
 from agentmem.ports.records import Page, RecordStore
 from agentmem.ports.vectors import VectorIndex, VectorItem
@@ -276,8 +276,10 @@ class MemoryService:
         """`index_memory` for several lessons (agent id, memory id) at once: one outcome each, in order.
 
         Their digests are embedded in one call (one forward pass per batch of similar lengths, far
-        cheaper per lesson than one each) and their vectors written in one upsert. Raises
-        BackendUnavailable when the embedder or index fails: none is marked indexed then.
+        cheaper per lesson than one each) and their vectors written in one upsert. The editors' words
+        are embedded in the same call and kept with each lesson, so comparing lessons for near-duplicates
+        (`retrieve`, the wall) costs no model call. Raises BackendUnavailable when the embedder or index
+        fails: none is marked indexed then.
         """
         outcomes: list[str] = []
         todo: list[tuple[int, Memory]] = []
@@ -288,16 +290,19 @@ class MemoryService:
                 todo.append((position, memory))
         if not todo:
             return outcomes
-        vectors = self.embedder.embed([memory.digest for _, memory in todo])
+        digests = [memory.digest for _, memory in todo]
+        embedded = self.embedder.embed(digests + [comparison_text(digest) for digest in digests])
+        vectors, comment_vectors = embedded[: len(todo)], embedded[len(todo) :]
         self.vectors.upsert([
             VectorItem(self.tenant, "lesson", memory.agent_id, memory.memory_id, vector, memory.created_at)
             for (_, memory), vector in zip(todo, vectors, strict=True)
         ])
-        for position, memory in todo:
-            if memory.status == "indexed":
+        for (position, memory), comment_vector in zip(todo, comment_vectors, strict=True):
+            if memory.status == "indexed" and memory.comment_vector is not None:
                 continue
             try:
-                self.store.update_memory(self.tenant, memory.agent_id, memory.memory_id, status="indexed")
+                self.store.update_memory(self.tenant, memory.agent_id, memory.memory_id, status="indexed",
+                                         comment_vector=vector_bytes(comment_vector))
             except NotFound:
                 # Deleted while it was being embedded: take back the vector just written.
                 self.vectors.delete(self.tenant, "lesson", memory.agent_id, [memory.memory_id])

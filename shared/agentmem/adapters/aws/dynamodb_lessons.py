@@ -136,6 +136,7 @@ def memory_to_item(memory: Memory, *, max_age_days: int = DEFAULT_MAX_AGE_DAYS) 
                 "status": memory.status,
                 "injectedCount": memory.injected_count,
                 "updatedAt": memory.updated_at,
+                "commentVector": memory.comment_vector,
                 "gsi1pk": memory_list_pk(memory.tenant, memory.agent_id) if listed else None,
                 "gsi1sk": memory_list_sk(memory.created_at, memory.memory_id),
                 "ttl": int(memory.created_at + (max_age_days + EXPIRY_GRACE_DAYS) * SECONDS_PER_DAY),
@@ -160,6 +161,7 @@ def item_to_memory(item: Mapping[str, Any]) -> Memory:
         status=v["status"],
         injected_count=int(v.get("injectedCount", 0)),
         updated_at=_float(v.get("updatedAt")),
+        comment_vector=bytes(v["commentVector"]) if "commentVector" in v else None,
     )
 
 
@@ -318,6 +320,7 @@ class DynamoDbLessonRecords(DynamoDbRecords):
         *,
         importance: float | None = None,
         status: MemoryStatus | None = None,
+        comment_vector: bytes | None = None,
     ) -> Memory:
         sets = ["updatedAt = :now"]
         removes = []
@@ -326,6 +329,9 @@ class DynamoDbLessonRecords(DynamoDbRecords):
         if importance is not None:
             sets.append("importance = :importance")
             values[":importance"] = {"N": repr(float(importance))}
+        if comment_vector is not None:
+            sets.append("commentVector = :commentVector")
+            values[":commentVector"] = {"B": comment_vector}
         if status is not None:
             sets.append("#status = :status")
             names["#status"] = "status"

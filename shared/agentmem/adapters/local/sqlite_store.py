@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS memories (
     run_id TEXT NOT NULL, feedback_id TEXT NOT NULL, rating TEXT NOT NULL, comment TEXT,
     digest TEXT NOT NULL, importance REAL NOT NULL, status TEXT NOT NULL,
     injected_count INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, updated_at REAL,
+    comment_vector BLOB,
     PRIMARY KEY (tenant, agent_id, memory_id)
 );
 CREATE INDEX IF NOT EXISTS memories_newest ON memories (tenant, agent_id, status, created_at DESC, memory_id DESC);
@@ -73,6 +74,8 @@ class SqliteRecordStore:
                 conn.execute(BACKFILL_VERDICTS)
             if "masked" not in columns:
                 conn.execute("ALTER TABLE runs ADD COLUMN masked INTEGER NOT NULL DEFAULT 0")
+            if "comment_vector" not in {row["name"] for row in conn.execute("PRAGMA table_info(memories)")}:
+                conn.execute("ALTER TABLE memories ADD COLUMN comment_vector BLOB")
             for statement in filter(str.strip, RUN_INDEXES.split(";")):
                 conn.execute(statement)
 
@@ -283,6 +286,7 @@ class SqliteRecordStore:
         *,
         importance: float | None = None,
         status: MemoryStatus | None = None,
+        comment_vector: bytes | None = None,
     ) -> Memory:
         with self._db.transaction() as conn:
             row = conn.execute(
@@ -297,11 +301,14 @@ class SqliteRecordStore:
                 memory.importance = importance
             if status is not None:
                 memory.status = status
+            if comment_vector is not None:
+                memory.comment_vector = comment_vector
             memory.updated_at = time.time()
             conn.execute(
-                "UPDATE memories SET importance=?, status=?, updated_at=?"
+                "UPDATE memories SET importance=?, status=?, updated_at=?, comment_vector=?"
                 " WHERE tenant=? AND agent_id=? AND memory_id=?",
-                (memory.importance, memory.status, memory.updated_at, tenant, agent_id, memory_id),
+                (memory.importance, memory.status, memory.updated_at, memory.comment_vector, tenant, agent_id,
+                 memory_id),
             )
         return memory
 
@@ -370,6 +377,7 @@ def _memory(row: sqlite3.Row) -> Memory:
         status=row["status"],
         injected_count=row["injected_count"],
         updated_at=row["updated_at"],
+        comment_vector=row["comment_vector"],
     )
 
 
