@@ -139,7 +139,7 @@ def test_the_lessons_due_at_once_reach_the_indexer_as_one_batch_embedded_in_one_
             memory_ids.append(receipt["memoryId"])
         embedder.calls.clear()
         assert app.worker.drain() == 6
-        assert embedder.calls == [6]
+        assert embedder.calls == [2 * 6]  # one call: each lesson's digest and its comment
         assert {lesson_status(call, m) for m in memory_ids} == {"indexed"}
     finally:
         app.close()
