@@ -188,7 +188,7 @@ def test_a_batch_whose_embedder_is_down_comes_back_whole_and_is_indexed_when_it_
         embedder.down = False
         time.sleep(0.25)
         assert app.worker.drain() == 3
-        assert embedder.calls == [3]  # (the wall's listing below embeds too, for grouping)
+        assert embedder.calls == [2 * 3]  # one call: each digest and its comment
         assert {lesson_status(call, m) for m in lessons} == {"indexed"}
     finally:
         app.close()
