@@ -33,6 +33,7 @@ from agentmem.adapters.local.transcript_store import SqliteTranscriptStore
 from agentmem.adapters.local.vault_store import SqliteVaultStore
 from agentmem.domain.pii import PiiSpan
 from agentmem.service.conversations import ConversationService
+from stats import percentile
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "shared" / "eval" / "pii-dev.json"
 
@@ -42,11 +43,6 @@ class WholeTextIsAName:
 
     def detect(self, text: str) -> list[PiiSpan]:
         return [PiiSpan("PERSON", 0, len(text), text)]
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def timed(call: Callable[[str], object], texts: list[str]) -> list[float]:

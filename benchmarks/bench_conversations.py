@@ -43,6 +43,7 @@ from agentmem.ports.transcripts import NewTurn
 from agentmem.service.conversations import ConversationService, TurnInput
 from agentmem.service.user_memory import UserMemoryService
 from agentmem.tokens import get_token_counter
+from stats import percentile
 
 SENTENCES = [
     "Could you move the release review to Thursday afternoon?",
@@ -53,11 +54,6 @@ SENTENCES = [
 PERSONAL = ["You can reach me at jane.doe{n}@example.com.", "Call me on +44 20 7946 {n:04d} after five."]
 LESSONS = "## Lessons from past runs\n" + "\n".join(f"- Lesson {n}: keep headlines active." for n in range(5))
 BULK_BATCH = 500
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def measure(action: Callable[[int], object], samples: int) -> list[float]:

@@ -28,13 +28,9 @@ from pathlib import Path
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.presidio_pii import LocalPiiDetector, PresidioPiiDetector
 from agentmem.ports.pii import PiiDetector
+from stats import percentile
 
 DEFAULT_PATH = Path(__file__).resolve().parents[2] / "shared" / "eval" / "pii-dev.json"
-
-
-def percentile(samples: list[float], q: float) -> float:
-    ordered = sorted(samples)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def bench(detector: PiiDetector, texts: list[str], rounds: int) -> tuple[float, list[float]]:
