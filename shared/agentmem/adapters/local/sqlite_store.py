@@ -62,11 +62,12 @@ class SqliteRecordStore:
 
     def __init__(self, path: Path):
         self._db = SqliteDatabase(path, SCHEMA)
-        self._migrate_runs()
+        self._migrate()
 
-    def _migrate_runs(self) -> None:
-        """Bring a data folder from before the runs listing (verdict, filled from its feedback) or the masked
-        marker (0: its runs' texts are masked again when a digest is built) up to date."""
+    def _migrate(self) -> None:
+        """Bring an older data folder up to date: the runs' verdict (filled from their feedback), the runs'
+        masked marker (0: their texts are masked again when a digest is built), and the lessons' comment
+        vectors (NULL: embedded when first compared)."""
         with self._db.transaction() as conn:
             columns = {row["name"] for row in conn.execute("PRAGMA table_info(runs)")}
             if "verdict" not in columns:
