@@ -1,5 +1,5 @@
-"""A data folder written before the runs listing: opening it adds the verdict column, filled from its feedback,
-and the masked marker (0: its runs may hold raw text, so their lessons' digests are masked again)."""
+"""Data folders written by older versions: opening one adds the verdict column (filled from its feedback),
+the masked marker (0: its runs may hold raw text, so their digests are masked again) and the comment vectors."""
 
 from __future__ import annotations
 
@@ -54,3 +54,30 @@ def test_old_runs_get_the_verdict_of_their_newest_feedback(tmp_path: Path) -> No
     again = SqliteRecordStore(path)
     assert again.get_run("acme", "a", "run-1").verdict == "down"
     again.close()
+
+
+def test_old_lessons_get_an_empty_comment_vector_column(tmp_path: Path) -> None:
+    path = tmp_path / "records.db"
+    conn = sqlite3.connect(path)
+    conn.executescript(OLD_RUNS + """
+CREATE TABLE memories (
+    tenant TEXT NOT NULL, agent_id TEXT NOT NULL, memory_id TEXT NOT NULL,
+    run_id TEXT NOT NULL, feedback_id TEXT NOT NULL, rating TEXT NOT NULL, comment TEXT,
+    digest TEXT NOT NULL, importance REAL NOT NULL, status TEXT NOT NULL,
+    injected_count INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, updated_at REAL,
+    PRIMARY KEY (tenant, agent_id, memory_id)
+);
+""")
+    conn.execute("INSERT INTO memories (tenant, agent_id, memory_id, run_id, feedback_id, rating, digest, importance,"
+                 " status, created_at) VALUES ('acme', 'a', 'm-1', 'run-1', 'fb-1', 'down', 'Editor: no', 1.0,"
+                 " 'indexed', 5.0)")
+    conn.commit()
+    conn.close()
+
+    store = SqliteRecordStore(path)
+    try:
+        assert store.get_memory("acme", "a", "m-1").comment_vector is None
+        vector = b"\x00\x00\x80\x3f" * 384
+        assert store.update_memory("acme", "a", "m-1", comment_vector=vector).comment_vector == vector
+    finally:
+        store.close()
