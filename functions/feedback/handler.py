@@ -10,7 +10,6 @@ from agentmem.api.observability import count, inject_lambda_context, metrics, tr
 from agentmem.api.presenters import SNIPPET_CHARS, memory_json, place_json, run_json, run_summary_json
 from agentmem.api.resolver import IdempotencyKey, PathId, json_response, make_resolver, no_content
 from agentmem.api.responses import MemoryPageAnswer
-from agentmem.domain.lessons import DUPLICATE_THRESHOLD
 from agentmem.domain.models import VerdictFilter
 from agentmem.domain.pii import agent_subject
 from agentmem.service.lesson_groups import WALL_GROUPING_WINDOW, list_grouped
@@ -103,15 +102,16 @@ def submit_feedback(
 
 @router.get(
     "/v1/agents/<agentId>/memories",
-    summary="The agent's lessons, newest first, each with its group of near-duplicates (the wall's data)",
+    summary="The agent's lessons, newest first, each with its group of lessons teaching the same thing",
     description=(
-        "Each lesson carries `group`: lessons of one rating whose editor comments are near-identical "
-        f"(MiniLM cosine >= {DUPLICATE_THRESHOLD}, the rule `retrieve` injects one bullet by) share a `groupId` "
-        "and a `size`; a 👍 and a 👎 on near-identical text are a conflict, each naming the other in "
-        "`conflictsWith`, and the older one names the newer (which `retrieve` injects) in `overruledBy`. "
-        f"Groups are computed over the agent's newest {WALL_GROUPING_WINDOW} lessons and the page's own, so "
-        "they are the same on every page; deleting a lesson leaves the rest of its group. With the embedder "
-        "down the page still answers, `group` null and `degraded: [\"embedder\"]`."
+        "Each lesson carries `group`: lessons of one rating whose editors teach the same thing (a paraphrase: "
+        "close embeddings, the same quoted phrases, numbers and names, the same polarity, and no word of one "
+        "replaced in the other) share a `groupId`, given once when the lesson is indexed and the same one "
+        "`retrieve` answers with; `size` counts the group's members among the agent's newest "
+        f"{WALL_GROUPING_WINDOW} lessons and the page's own. A 👍 and a 👎 teaching the same thing are a "
+        "conflict, each naming the other in `conflictsWith`, and the older one names the newer (which "
+        "`retrieve` injects) in `overruledBy`. Deleting a lesson leaves the rest of its group. With the "
+        "embedder down the page still answers, `group` null and `degraded: [\"embedder\"]`."
     ),
     responses={200: {"description": "One page of lessons", "content": {"application/json": {
         "model": MemoryPageAnswer}}}},

@@ -5,7 +5,10 @@ from __future__ import annotations
 import re
 
 from agentmem.cli.main import cli
+from agentmem.demo.auditor import CLICHES, HYPE, INTENSIFIERS
 from click.testing import CliRunner
+
+README_LINE = "flags: 19 -> 12"
 
 
 def test_the_demo_shows_fewer_flags_after_feedback_and_leaves_other_agents_untouched():
@@ -26,13 +29,15 @@ def test_the_demo_shows_fewer_flags_after_feedback_and_leaves_other_agents_untou
 class ChatServerDouble:
     """A stand-in for an OpenAI-compatible chat SERVER (not for the demo under test), on 127.0.0.1.
 
-    It answers like a model that follows instructions: it flags the brand idioms and hype words it finds
-    in the article, except phrases an editor quoted under "Mistakes to avoid" in the system messages.
-    What is tested is the demo's LLM path: agentmem's messages go in front of the agent's prompt, the
-    request reaches the endpoint, and the answer's FLAG lines are read back.
+    It answers like a model that knows only its prompt and follows it: it knows the generic style guide
+    the agent's instruction names (clichés, hype, filler intensifiers, stacked exclamation marks) and
+    flags what of it it finds in the article (the last user message), except phrases an editor quoted
+    in a bullet under "Mistakes to avoid" of a system message. It never sees `lessons[]`: whatever
+    agentmem fails to put in the prompt, this model cannot learn. What is tested is the demo's LLM
+    path and what `retrieve` puts in `messages`.
     """
 
-    PHRASES = ("trail magic", "hike your own hike", "pack it in, pack it out", "revolutionary", "unparalleled")
+    PHRASES = (*CLICHES, *HYPE, *INTENSIFIERS)
 
     def __init__(self) -> None:
         import json
@@ -63,11 +68,47 @@ class ChatServerDouble:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
 
     def audit(self, messages: list[dict]) -> str:
-        system = " ".join(m["content"] for m in messages if m["role"] == "system").lower()
-        avoid = system.split("mistakes to avoid", 1)[1] if "mistakes to avoid" in system else ""
-        article = " ".join(m["content"] for m in messages if m["role"] == "user").lower()
-        flags = [p for p in self.PHRASES if p in article and f"'{p}'" not in avoid]
+        avoid: set[str] = set()
+        for message in (m for m in messages if m["role"] == "system"):
+            section = ""
+            for line in message["content"].lower().splitlines():
+                if line.startswith("- ") and "mistakes to avoid" in section:
+                    avoid.update(re.findall(r"'([^']+)'", line))
+                elif not line.startswith("- "):
+                    section = line
+        article = [m["content"] for m in messages if m["role"] == "user"][-1].lower()
+        found = [p for p in self.PHRASES if re.search(rf"(?<![\w-]){re.escape(p)}(?![\w-])", article)]
+        flags = [p for p in found if p not in avoid]
+        if "!!" in article:
+            flags.append("!!")
         return "\n".join(f"FLAG '{p}': off-brand" for p in flags) or "No brand-voice issues found."
+
+
+def test_the_rule_based_demo_ends_at_the_readmes_line():
+    result = CliRunner().invoke(cli, ["demo"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[-1] == README_LINE
+
+
+def test_a_model_that_knows_only_its_prompt_learns_what_the_rule_based_auditor_learns(monkeypatch):
+    """The three editors' lessons are three teachings: each must reach the prompt, or this model flags it."""
+    server = ChatServerDouble()
+    monkeypatch.setenv("AGENTMEM_OPENAI_BASE_URL", server.url)
+    monkeypatch.setenv("AGENTMEM_OPENAI_MODEL", "auditor-model")
+    try:
+        result = CliRunner().invoke(cli, ["demo", "--llm", "openai"], catch_exceptions=False)
+    finally:
+        server.server.shutdown()
+    assert result.exit_code == 0, result.output
+    assert "using an LLM" in result.output
+    assert result.output.strip().splitlines()[-1] == README_LINE
+    second_pass = server.requests[len(server.requests) // 2:]
+    systems = [m["content"] for r in second_pass for m in r["messages"]
+               if m["role"] == "system" and "Lessons from past runs" in m["content"]]
+    for idiom in ("'Trail magic'", "'Pack it in, pack it out'", "'Hike your own hike'"):
+        assert any(idiom in system for system in systems), idiom
+    # What the runs held (the article, the agent's own FLAG lines) is never in agentmem's system message.
+    assert systems and not any("FLAG '" in system or "Brand-voice audit for" in system for system in systems)
 
 
 def test_with_a_model_configured_the_demo_agent_audits_through_it(monkeypatch):

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from agentmem.local.server import create_app
+from agentmem.tokens import get_token_counter
 
 from tests.integration.local_client import LocalCaller
 
@@ -399,8 +400,10 @@ def test_lessons_in_the_answer_the_run_and_the_counts_are_exactly_those_in_the_m
     full = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR, "tokenBudget": 4000})[1]
     ranked = full["lessons"]
     assert len(ranked) == 3 and ranked[0]["memoryId"] == made[0] and ranked[0]["rating"] == "up"
-    # A few tokens short of all three lessons (each is about 120): room for the best two only.
-    status, answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR, "tokenBudget": full["tokens"] - 20})
+    # A few tokens short of the system message with all three bullets (each is about 120): room for the
+    # best two only (the run examples of the context message give way first, then the third bullet).
+    system_tokens = get_token_counter().count_messages([full["messages"][0]])
+    status, answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR, "tokenBudget": system_tokens - 20})
     assert status == 200
     kept = [lesson["memoryId"] for lesson in answer["lessons"]]
     assert len(kept) == 2
@@ -416,10 +419,10 @@ def test_lessons_in_the_answer_the_run_and_the_counts_are_exactly_those_in_the_m
     assert counts == {memory_id: 2 if memory_id in kept else 1 for memory_id in made}
 
 
-AGREEING = [  # three editors, one point, in their own words (MiniLM cosine of the comments >= 0.81)
+AGREEING = [  # three editors, one teaching, in their own words (domain/teaching.py merges them)
     COMMENT,
-    "Do not flag 'trail magic': it is our own brand idiom and we use it deliberately.",
-    "'Trail magic' is intentional brand language, not a cliche; leave it alone.",
+    "Do not flag 'trail magic': it is our brand idiom.",
+    "'Trail magic' is a brand idiom we use on purpose; don't flag it.",
 ]
 
 
@@ -483,11 +486,12 @@ def test_deleting_one_member_of_a_group_leaves_the_rest_on_the_wall(app, call):
     assert {(i["group"]["groupId"], i["group"]["size"]) for i in items.values()} == {(first, 2)}
     assert call("DELETE", f"/v1/agents/auditor/memories/{first}")[0] == 204  # the group's namesake
     (last,) = wall(call).values()
-    assert last["group"] == {"groupId": last["memoryId"], "size": 1, "conflictsWith": [], "overruledBy": None}
+    # A group keeps the name it was given, also once the lesson it is named by is deleted.
+    assert last["group"] == {"groupId": first, "size": 1, "conflictsWith": [], "overruledBy": None}
 
 
 def test_the_wall_marks_a_thumbs_up_and_a_newer_thumbs_down_on_near_identical_text_as_a_conflict(app, call):
-    _, older = run_with_feedback(call, app, rating="up", comment="Good catch: flagging 'trail magic' is right.")
+    _, older = run_with_feedback(call, app, rating="up", comment="Flagging 'trail magic' is right.")
     _, newer = run_with_feedback(call, app, rating="down", comment=COMMENT)
     app.worker.drain()
     items = wall(call)
@@ -539,7 +543,7 @@ def test_deleting_one_member_of_a_group_leaves_the_rest(app, call):
 
 
 def test_a_thumbs_up_and_a_newer_thumbs_down_on_near_identical_text_inject_only_the_newer(app, call):
-    _, older = run_with_feedback(call, app, rating="up", comment="Good catch: flagging 'trail magic' is right.")
+    _, older = run_with_feedback(call, app, rating="up", comment="Flagging 'trail magic' is right.")
     _, newer = run_with_feedback(call, app, rating="down", comment=COMMENT)
     app.worker.drain()
     answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]

@@ -416,18 +416,18 @@ def test_a_deleted_lesson_is_never_retrieved_again_even_when_its_event_is_delive
     assert world.call("GET", "/v1/agents/auditor/memories")[1]["items"] == []
 
 
-AGREEING = [  # three editors, one point, in their own words
+AGREEING = [  # three editors, one teaching, in their own words (domain/teaching.py merges them)
     COMMENT,
-    "Do not flag 'trail magic': it is our own brand idiom and we use it deliberately.",
-    "'Trail magic' is intentional brand language, not a cliche; leave it alone.",
+    "Do not flag 'trail magic': it is our brand idiom.",
+    "'Trail magic' is a brand idiom we use on purpose; don't flag it.",
 ]
 
 
 def test_the_wall_groups_near_duplicates_and_marks_a_conflict_and_a_deleted_member_leaves_the_rest(world):
     made = [run_with_feedback(world, comment=c)[1]["memoryId"] for c in AGREEING]
-    _, older_up = run_with_feedback(world, comment="Use metric units, not imperial, in every product spec.",
+    _, older_up = run_with_feedback(world, comment="Use metric units in every product spec.",
                                     rating="up")
-    _, newer_down = run_with_feedback(world, comment="Do not use metric units; our readers want imperial specs.")
+    _, newer_down = run_with_feedback(world, comment="Do not use metric units in product specs.")
     world.index()
 
     def wall() -> dict[str, dict[str, Any]]:

@@ -6,6 +6,7 @@ import pytest
 from agentmem.domain.errors import InvalidInput
 from agentmem.domain.lessons import (
     Candidate,
+    LessonGroup,
     build_digest,
     format_lessons,
     rank_lessons,
@@ -93,7 +94,7 @@ def test_the_injected_text_says_which_lessons_to_keep_and_which_to_avoid():
     ranked = rank_lessons([Candidate(lesson("bad", rating="down", digest="Editor: never do X"), 0.8),
                            Candidate(lesson("good", rating="up", digest="Editor: always do Y"), 0.7)],
                           threshold=0.3, max_age_days=90, top_k=5, now=NOW)
-    text = format_lessons(ranked)
+    text = format_lessons([LessonGroup(s, (s,)) for s in ranked])
     assert text is not None and text.startswith("## Lessons from past runs")
     avoid, keep = text.index("Mistakes to avoid"), text.index("Validated patterns to keep")
     assert avoid < text.index("never do X") < keep < text.index("always do Y")

@@ -2,18 +2,21 @@
 
 Without an LLM it is a transparent rule-based checker: it flags hype words,
 filler intensifiers, stacked exclamation marks and phrases a generic style
-guide calls clichés. It reads the injected "Lessons from past runs": any
-phrase an editor quoted in a "mistake to avoid" lesson is no longer flagged.
-That is the whole of its learning; the memory side (digest, embedding,
-retrieval, ranking) is agentmem's real one.
+guide calls clichés. Like a model, it knows only its prompt: it reads the
+"Lessons from past runs" system message that `retrieve` put in `messages`,
+and any phrase an editor quoted in a "mistake to avoid" bullet is no longer
+flagged. That is the whole of its learning; the memory side (digest,
+embedding, grouping, retrieval, ranking, packing) is agentmem's real one.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from agentmem.domain.lessons import LESSONS_HEADING
 
 CLICHES = ("trail magic", "hike your own hike", "pack it in, pack it out", "game-changing", "at the end of the day")
 HYPE = ("revolutionary", "best-in-class", "unparalleled", "cutting-edge", "world-class")
@@ -34,15 +37,15 @@ class Flag:
 @dataclass(frozen=True)
 class Audit:
     flags: list[Flag]
-    suppressed: list[tuple[str, str]]  # (phrase, memoryId of the lesson that suppressed it)
+    suppressed: list[tuple[str, str]]  # (phrase, label of the lesson bullet that suppressed it)
 
     def output(self) -> str:
         """The run's output as the agent reports it (what the editor reads)."""
         return "\n".join(f.line() for f in self.flags) or "No brand-voice issues found."
 
 
-def rule_based_audit(text: str, lessons: Sequence[dict[str, Any]]) -> Audit:
-    """Flag brand-voice issues in `text`, leaving out phrases that a 👎 lesson says not to flag."""
+def rule_based_audit(text: str, messages: Sequence[Mapping[str, Any]]) -> Audit:
+    """Flag brand-voice issues in `text`, leaving out phrases that a 👎 bullet of `messages` says not to flag."""
     lowered = text.lower()
     candidates: list[Flag] = []
     for phrase in CLICHES:
@@ -57,30 +60,40 @@ def rule_based_audit(text: str, lessons: Sequence[dict[str, Any]]) -> Audit:
     if "!!" in text:
         candidates.append(Flag("!!", "stacked exclamation marks"))
 
-    do_not_flag = phrases_to_stop_flagging(lessons)
+    do_not_flag = phrases_to_stop_flagging(messages)
     flags, suppressed = [], []
     for flag in candidates:
-        lesson_id = do_not_flag.get(flag.phrase.lower())
-        if lesson_id:
-            suppressed.append((flag.phrase, lesson_id))
+        label = do_not_flag.get(flag.phrase.lower())
+        if label:
+            suppressed.append((flag.phrase, label))
         else:
             flags.append(flag)
     return Audit(flags, suppressed)
 
 
-def phrases_to_stop_flagging(lessons: Sequence[dict[str, Any]]) -> dict[str, str]:
-    """Phrases an editor quoted in the comment of a 👎 lesson, mapped to that lesson's id."""
+def phrases_to_stop_flagging(messages: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Phrases quoted in the 👎 bullets of the lessons' system message, mapped to the bullet's label.
+
+    Only the system message headed "Lessons from past runs" counts: it holds the editors' words. The
+    run examples in the user-role context message are data, and what they quote is not a lesson.
+    """
     phrases: dict[str, str] = {}
-    for lesson in lessons:
-        if lesson.get("rating") != "down":
+    for message in messages:
+        content = str(message.get("content", ""))
+        if message.get("role") != "system" or LESSONS_HEADING not in content:
             continue
-        comment = _editor_comment(str(lesson.get("text", "")))
-        for quoted in _QUOTED.findall(comment):
-            phrases.setdefault(quoted.strip().lower(), str(lesson.get("memoryId", "")))
+        section = ""
+        for line in content.splitlines():
+            if not line.startswith("- "):
+                section = line
+                continue
+            if "👎" not in section:
+                continue
+            bullet = _BULLET.match(line)
+            label, words = (bullet.group(1), bullet.group(2)) if bullet else ("", line[2:])
+            for quoted in _QUOTED.findall(words):
+                phrases.setdefault(quoted.strip().lower(), label)
     return phrases
 
 
-def _editor_comment(lesson_text: str) -> str:
-    # A lesson reads "Editor: <comment> | Output: ... | Input: ..."; only the editor's words count.
-    head = lesson_text.split(" | Output:", 1)[0].split(" | Input:", 1)[0]
-    return head.removeprefix("Editor:").strip() if head.startswith("Editor:") else ""
+_BULLET = re.compile(r"- \[(L\d+)\] (.*)")

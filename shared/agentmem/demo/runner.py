@@ -56,16 +56,17 @@ def run_audit(client: MemoryClient, agent: str, articles: Sequence[Article], llm
     result = Pass()
     for article in articles:
         memory = client.retrieve(agent, audit_input(article))
-        lessons = [lesson.model_dump(by_alias=True) for lesson in memory.lessons]
-        audit = llm_audit(llm, memory.messages, article) if llm else rule_based_audit(article.text, lessons)
+        # Either way the agent decides from what `retrieve` put in its prompt, never from `lessons[]`.
+        messages = [{"role": m.role, "content": m.content} for m in memory.messages]
+        audit = llm_audit(llm, memory.messages, article) if llm else rule_based_audit(article.text, messages)
         client.set_output(agent, memory.run_id, audit.output())
         result.flags[article.slug] = audit.flags
         result.runs[article.slug] = memory.run_id
         result.lessons[article.slug] = memory.lessons
         shown = ", ".join(f"'{f.phrase}'" for f in audit.flags) or "none"
         say(f"  {article.slug:<18} {len(audit.flags):>2} flag(s): {shown}")
-        for phrase, memory_id in audit.suppressed:
-            say(f"  {'':<18}    not flagged: '{phrase}' (lesson {memory_id[:12]}…)")
+        for phrase, label in audit.suppressed:
+            say(f"  {'':<18}    not flagged: '{phrase}' (lesson [{label}] of the prompt)")
     return result
 
 

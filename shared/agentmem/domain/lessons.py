@@ -7,9 +7,8 @@ that is lost, never the comment. The digest is what gets embedded.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 
 from agentmem.domain.errors import InvalidInput
 from agentmem.domain.models import Memory, ScoredLesson
@@ -18,9 +17,6 @@ SECONDS_PER_DAY = 86_400.0
 LESSONS_HEADING = "Lessons from past runs"
 NAMED_IMPORTANCE = ("important", "unimportant", "neutral")
 IMPORTANCE_RANGE = (0.0, 2.0)
-# Two lessons whose `comparison_text` is at least this similar (MiniLM cosine) are one lesson;
-# measured in docs/duplicate-threshold.md.
-DUPLICATE_THRESHOLD = 0.45
 
 
 def build_digest(comment: str | None, output: str | None, input_text: str, max_chars: int) -> str:
@@ -46,10 +42,10 @@ def build_digest(comment: str | None, output: str | None, input_text: str, max_c
 
 
 def comparison_text(digest: str) -> str:
-    """What two lessons are compared by to find near-duplicates: the editor's words, else the whole digest.
+    """What a lesson's comment vector embeds: the editor's words, else the whole digest.
 
     The run's input and output differ from run to run even when editors say the same thing, so they
-    would hide agreement (docs/duplicate-threshold.md measures both).
+    would hide agreement. Only lessons with an editor's words are ever grouped (domain/teaching.py).
     """
     for line in digest.splitlines():
         if line.startswith("Editor: "):
@@ -129,14 +125,48 @@ def rank_lessons(
     return eligible[:top_k]
 
 
+# A group's bullet stands for all its members, but `lessons[]` lists at most this many of them (the
+# best first), so an answer lists at most topK x MAX_LISTED_MEMBERS lessons however large a group is.
+MAX_LISTED_MEMBERS = 3
+# A relation between two lessons by memoryId (the same teaching; a disagreement): service/teaching_relation.py.
+LessonPair = Callable[[str, str], bool]
+
+
+def group_key(memory: Memory) -> str:
+    """The id of the lesson's group: given once, when the lesson is indexed (`assign_group`).
+
+    A lesson indexed before groups were kept is a group of its own, named by itself.
+    """
+    return memory.group_id or memory.memory_id
+
+
+def assign_group(lesson: Memory, earlier: Sequence[Memory], same: LessonPair) -> str:
+    """The group a newly indexed lesson joins: the oldest group it teaches the same thing as, or its own.
+
+    A group is named by its first lesson, its representative, and a lesson joins it only when it
+    teaches the same thing as that representative (complete to the representative, never a chain
+    through intermediate lessons). Only representatives of the same rating, older than `lesson`, count.
+    """
+    representatives = sorted(
+        (m for m in earlier
+         if m.memory_id != lesson.memory_id and m.rating == lesson.rating and m.status != "deleted"
+         and group_key(m) == m.memory_id and (m.created_at, m.memory_id) < (lesson.created_at, lesson.memory_id)),
+        key=lambda m: (m.created_at, m.memory_id),
+    )
+    for representative in representatives:
+        if same(lesson.memory_id, representative.memory_id):
+            return representative.memory_id
+    return lesson.memory_id
+
+
 @dataclass(frozen=True)
 class LessonGroup:
-    """Near-duplicate lessons of one rating, shown as one bullet.
+    """Lessons of one rating that teach the same thing, shown as one bullet.
 
-    `lesson` is the best-scored member (its text is the bullet's, its score the group's);
-    `members` are all of them, best first; `overruled` are the older lessons of the opposite
-    rating on near-identical text that this group's newer members outvoted (never injected), and
-    `conflicts` the same as `(overruled memoryId, the member that overruled it)` pairs.
+    `lesson` is the best-scored member (its words are the bullet's, its score the group's);
+    `members` are all of them, best first; `overruled` are the lessons of an older group of the
+    opposite rating that says the opposite about the same thing (never injected), and `conflicts` the same as
+    `(overruled memoryId, this group's lesson that overruled it)` pairs.
     """
 
     lesson: ScoredLesson
@@ -148,70 +178,59 @@ class LessonGroup:
     def editors(self) -> int:
         return len(self.members)
 
-    @cached_property
+    @property
     def group_id(self) -> str:
-        """The oldest member's memoryId: the same whatever the query or the page, until that member goes."""
-        oldest = min(self.members, key=lambda s: (s.memory.created_at, s.memory.memory_id))
-        return oldest.memory.memory_id
+        """The id given when the lesson was indexed: the same in `retrieve` and on the wall."""
+        return group_key(self.lesson.memory)
+
+    @property
+    def listed(self) -> tuple[ScoredLesson, ...]:
+        """The members an answer names in `lessons[]`: the best `MAX_LISTED_MEMBERS`."""
+        return self.members[:MAX_LISTED_MEMBERS]
+
+    @property
+    def newest(self) -> float:
+        return max(m.memory.created_at for m in self.members)
 
 
-def group_lessons(
-    ranked: Sequence[ScoredLesson],
-    similarity: Callable[[str, str], float],
-    *,
-    duplicate_threshold: float,
-    top_k: int,
-) -> list[LessonGroup]:
-    """Fold near-duplicate lessons into groups and keep the best `top_k` groups.
+def group_lessons(ranked: Sequence[ScoredLesson], disagree: LessonPair, *, top_k: int) -> list[LessonGroup]:
+    """Fold `ranked` lessons into their groups and keep the best `top_k` groups (distinct teachings).
 
-    Two lessons are near-duplicates when `similarity(a, b) >= duplicate_threshold`.
-    - Opposite ratings on near-identical text are a conflict: the newer lesson wins, the older
-      one is overruled (not injected). Lessons are visited newest first, so an overruled lesson
-      overrules nothing itself.
-    - The remaining lessons of one rating are grouped by single link (a chain of near-duplicates
-      is one group). A group ranks by its best member's score (ties: newer first).
-    `ranked` is what `rank_lessons` returned (eligible lessons, best first, uncut).
+    - Members of one group share the group id given at indexing (`assign_group`).
+    - Two groups of opposite ratings whose best lessons are about the same thing and say the opposite
+      (`disagree`) are a conflict: the group with the newer lesson wins, the other is overruled (not
+      injected). Lessons that share a subject but agree, or differ in subject, are never overruled.
+    A group ranks by its best member's score (ties: newer first). `ranked` is what `rank_lessons`
+    returned (eligible lessons, best first, uncut).
     """
-    newest_first = sorted(ranked, key=lambda s: (-s.memory.created_at, s.memory.memory_id))
-    overruled_by: dict[str, str] = {}
+    by_key: dict[str, list[ScoredLesson]] = {}
+    for s in ranked:
+        by_key.setdefault(group_key(s.memory), []).append(s)
+    candidates = [members for members in by_key.values()]
+    newest_first = sorted(
+        candidates, key=lambda g: (-max(m.memory.created_at for m in g), g[0].memory.memory_id)
+    )
+    overruled_by: dict[int, ScoredLesson] = {}  # id(group list) -> the winning group's lesson
     for winner in newest_first:
-        wid = winner.memory.memory_id
-        if wid in overruled_by:
+        if id(winner) in overruled_by:
             continue
         for older in newest_first:
-            oid = older.memory.memory_id
             if (
-                older.memory.created_at <= winner.memory.created_at
-                and oid != wid
-                and oid not in overruled_by
-                and older.memory.rating != winner.memory.rating
-                and similarity(wid, oid) >= duplicate_threshold
+                older is not winner
+                and id(older) not in overruled_by
+                and older[0].memory.rating != winner[0].memory.rating
+                and max(m.memory.created_at for m in older) <= max(m.memory.created_at for m in winner)
+                and disagree(winner[0].memory.memory_id, older[0].memory.memory_id)
             ):
-                overruled_by[oid] = wid
-    alive = [s for s in ranked if s.memory.memory_id not in overruled_by]
-    parent = {s.memory.memory_id: s.memory.memory_id for s in alive}
-
-    def root(item: str) -> str:
-        while parent[item] != item:
-            parent[item] = parent[parent[item]]
-            item = parent[item]
-        return item
-
-    for rating in {s.memory.rating for s in alive}:
-        same = [s.memory.memory_id for s in alive if s.memory.rating == rating]
-        for i, a in enumerate(same):
-            for b in same[i + 1 :]:
-                if similarity(a, b) >= duplicate_threshold and root(a) != root(b):
-                    parent[root(b)] = root(a)
-    members: dict[str, list[ScoredLesson]] = {}
-    for s in alive:  # `alive` is best first, so each group's list is too
-        members.setdefault(root(s.memory.memory_id), []).append(s)
-    by_id = {s.memory.memory_id: s for s in ranked}
+                overruled_by[id(older)] = winner[0]
     groups = []
-    for group in members.values():
-        ids = {s.memory.memory_id for s in group}
-        conflicts = tuple((o, w) for o, w in overruled_by.items() if w in ids)
-        groups.append(LessonGroup(group[0], tuple(group), tuple(by_id[o] for o, _ in conflicts), conflicts))
+    for members in candidates:
+        if id(members) in overruled_by:
+            continue
+        beaten = [(loser, overruled_by[id(loser)]) for loser in candidates if overruled_by.get(id(loser)) is members[0]]
+        overruled = tuple(m for loser, _ in beaten for m in loser)
+        conflicts = tuple((m.memory.memory_id, w.memory.memory_id) for loser, w in beaten for m in loser)
+        groups.append(LessonGroup(members[0], tuple(members), overruled, conflicts))
     groups.sort(key=lambda g: (-g.lesson.score, -g.lesson.memory.created_at, g.lesson.memory.memory_id))
     return groups[:top_k]
 
@@ -220,10 +239,9 @@ def group_lessons(
 class LessonPlace:
     """Where one lesson stands among its agent's lessons (the Memory Learning Wall's grouping).
 
-    `group_id` and `group_size` name the lesson's group of near-duplicates (a lesson alone is a group
-    of one, named by itself); `conflicts_with` the lessons of the opposite rating on near-identical
-    text; `overruled_by` the newer one of them that is injected instead of this one (None: this
-    lesson is not overruled).
+    `group_id` and `group_size` name the lesson's group (a lesson alone is a group of one, named by
+    itself); `conflicts_with` the lessons of the opposite rating that teach the same thing;
+    `overruled_by` the newer one of them that is injected instead of this one (None: not overruled).
     """
 
     group_id: str
@@ -232,63 +250,120 @@ class LessonPlace:
     overruled_by: str | None = None
 
 
-def place_lessons(lessons: Sequence[Memory], similarity: Callable[[str, str], float]) -> dict[str, LessonPlace]:
-    """Every lesson's group and conflicts, by the rule `retrieve` injects by (`group_lessons`, same threshold).
+def place_lessons(lessons: Sequence[Memory], disagree: LessonPair) -> dict[str, LessonPlace]:
+    """Every lesson's group and conflicts, by the rule `retrieve` injects by (`group_lessons`).
 
     Here no query ranks the lessons: every one is a candidate, importance orders a group's members.
-    An overruled lesson is in no group (it is never injected): a group of one, marked with its winner.
+    An overruled lesson keeps its group id, marked with the lesson that overrules it.
     """
     ranked = sorted(
         (ScoredLesson(m, 1.0, m.importance) for m in lessons),
         key=lambda s: (-s.score, -s.memory.created_at, s.memory.memory_id),
     )
-    groups = group_lessons(ranked, similarity, duplicate_threshold=DUPLICATE_THRESHOLD, top_k=len(ranked))
+    groups = group_lessons(ranked, disagree, top_k=len(ranked))
+    sizes: dict[str, int] = {}
+    for m in lessons:
+        sizes[group_key(m)] = sizes.get(group_key(m), 0) + 1
     overruled_by = {loser: winner for g in groups for loser, winner in g.conflicts}
     beaten: dict[str, list[str]] = {}
     for loser, winner in overruled_by.items():
         beaten.setdefault(winner, []).append(loser)
     places = {}
-    for group in groups:
-        for member in group.members:
-            mid = member.memory.memory_id
-            places[mid] = LessonPlace(group.group_id, group.editors, tuple(sorted(beaten.get(mid, ()))))
-    for loser, winner in overruled_by.items():
-        places[loser] = LessonPlace(loser, 1, (winner,), winner)
+    for m in lessons:
+        key = group_key(m)
+        places[m.memory_id] = LessonPlace(
+            key, sizes[key], tuple(sorted(beaten.get(m.memory_id, ()))), overruled_by.get(m.memory_id)
+        )
+        if m.memory_id in overruled_by:
+            places[m.memory_id] = LessonPlace(key, sizes[key], (overruled_by[m.memory_id],), overruled_by[m.memory_id])
     return places
 
 
-def format_lessons(lessons: Sequence[ScoredLesson], editors: Mapping[str, int] | None = None) -> str | None:
+def lesson_label(position: int) -> str:
+    """The label that ties a bullet of the system message to its run's example in the context message."""
+    return f"L{position + 1}"
+
+
+def format_lessons(groups: Sequence[LessonGroup]) -> str | None:
     """The system message that shows lessons to an agent, or None when there are none.
 
-    👍 lessons are validated patterns to keep; 👎 lessons are mistakes to avoid. `editors` maps a
-    group's shown lesson to how many editors gave it; a bullet given by more than one says so.
+    It holds only what editors wrote and agentmem's own fixed wording: never a run's input or output
+    (those are data, shown apart: `run_excerpt`). 👍 lessons are validated patterns to keep; 👎
+    lessons are mistakes to avoid; a bullet given by more than one editor says so. Each bullet is
+    labelled by its position in `groups`.
     """
-    if not lessons:
+    if not groups:
         return None
-    keep = [s for s in lessons if s.memory.rating == "up"]
-    avoid = [s for s in lessons if s.memory.rating == "down"]
+    labelled = [(lesson_label(i), g) for i, g in enumerate(groups)]
+    keep = [(label, g) for label, g in labelled if g.lesson.memory.rating == "up"]
+    avoid = [(label, g) for label, g in labelled if g.lesson.memory.rating == "down"]
     lines = [f"## {LESSONS_HEADING}", "Editors reviewed earlier runs like this one. Apply what they said."]
     if avoid:
         lines.append("")
         lines.append("Mistakes to avoid (👎):")
-        lines.extend(_bullet(s, editors) for s in avoid)
+        lines.extend(_bullet(label, g) for label, g in avoid)
     if keep:
         lines.append("")
         lines.append("Validated patterns to keep (👍):")
-        lines.extend(_bullet(s, editors) for s in keep)
+        lines.extend(_bullet(label, g) for label, g in keep)
     return "\n".join(lines)
 
 
-def _bullet(lesson: ScoredLesson, editors: Mapping[str, int] | None) -> str:
-    count = (editors or {}).get(lesson.memory.memory_id, 1)
-    said = f" (given by {count} editors)" if count > 1 else ""
-    return f"- {_one_line(lesson.memory)}{said}"
+def _bullet(label: str, group: LessonGroup) -> str:
+    said = f" (given by {group.editors} editors)" if group.editors > 1 else ""
+    return f"- [{label}] {lesson_text(group.lesson.memory)}{said}"
+
+
+def _split_digest(digest: str) -> tuple[str | None, str | None]:
+    """(the editor's words, the run part) of a digest built by `build_digest`.
+
+    The comment comes first and the run's output and input after it, each on a labelled line; a
+    comment holding such a label itself is cut there, so its rest is treated as run text (shown as
+    data, never as an instruction): the safe side of an ambiguity.
+    """
+    if not digest.startswith("Editor: "):
+        return None, digest.strip() or None
+    body = digest.removeprefix("Editor: ")
+    cuts = [i for i in (body.find("\nOutput: "), body.find("\nInput: ")) if i != -1]
+    cut = min(cuts) if cuts else len(body)
+    words = " ".join(body[:cut].split()) or None
+    run = body[cut:].strip() or None
+    return words, run
+
+
+def editor_words(digest: str) -> str | None:
+    """The editor's comment a digest starts with, or None for a lesson given without one."""
+    return _split_digest(digest)[0]
 
 
 def lesson_text(memory: Memory) -> str:
-    """How a single lesson reads in the API's `lessons[].text` and in the injected message."""
-    return _one_line(memory)
+    """How a lesson reads in the system message and in `lessons[].text`: the editor's words only."""
+    words = editor_words(memory.digest)
+    if words:
+        return words
+    verdict = "approved" if memory.rating == "up" else "rejected"
+    return f"An editor {verdict} the output of a similar run, without a comment."
 
 
-def _one_line(memory: Memory) -> str:
-    return " | ".join(line.strip() for line in memory.digest.splitlines() if line.strip())
+def run_excerpt(memory: Memory) -> str | None:
+    """The run part of a lesson's digest ("Output: … | Input: …" on one line), or None when it has none.
+
+    It is what a user or the agent wrote, so it is shown as data in the context message, and only
+    where `excerpt_visible` allows.
+    """
+    run = _split_digest(memory.digest)[1]
+    if run is None:
+        return None
+    return " | ".join(" ".join(line.split()) for line in run.splitlines() if line.strip())
+
+
+def excerpt_visible(memory: Memory, user_id: str | None, agent_subject: str) -> bool:
+    """Whether a lesson's run excerpt may be shown in a run for `user_id`.
+
+    A run made for a user stays with that user; a run made without one (the agent's own work,
+    `agent_subject`) may be shown to every user. A lesson whose run is unknown (stored before the
+    run's subject was kept) or erased shows no excerpt.
+    """
+    if memory.subject is None:
+        return False
+    return memory.subject == agent_subject or (user_id is not None and memory.subject == user_id)

@@ -71,6 +71,13 @@ class Memory:
     # near-duplicates are compared without a model call (service/lesson_groups.py). None until indexed,
     # and for lessons indexed before it was kept.
     comment_vector: bytes | None = field(default=None, repr=False)
+    # Whose run the lesson was made from: the run's userId, or the agent's own subject for a run
+    # without one (domain/pii.py `run_subject`). Decides who may see the run's excerpt; None for a
+    # lesson stored before it was kept, and once the user is erased (the run text is gone then too).
+    subject: str | None = None
+    # The group of lessons teaching the same thing, given when the lesson is indexed (domain/lessons.py
+    # `assign_group`); None until then, and for lessons indexed before groups were kept.
+    group_id: str | None = None
 
 
 @dataclass(frozen=True)

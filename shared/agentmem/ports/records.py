@@ -89,8 +89,9 @@ class RecordStore(Protocol):
         importance: float | None = None,
         status: MemoryStatus | None = None,
         comment_vector: bytes | None = None,
+        group_id: str | None = None,
     ) -> Memory:
-        """Change a memory's importance and/or status, and store its comment's vector when given.
+        """Change a memory's importance and/or status, and store its comment's vector and group when given.
 
         Raises NotFound when it does not exist or is deleted: deletion is final,
         so an indexer that races a delete cannot bring the lesson back.
@@ -98,6 +99,14 @@ class RecordStore(Protocol):
 
     def record_injections(self, tenant: str, agent_id: str, memory_ids: Sequence[str]) -> None:
         """Count one more injection for each memory (best effort, for the wall)."""
+
+    def list_memories_of_subject(self, tenant: str, subject: str) -> list[Memory]:
+        """Every live lesson (of any agent) made from a run of `subject` (a userId): what erase walks."""
+
+    def forget_run_text(self, tenant: str, agent_id: str, memory_id: str, digest: str) -> None:
+        """Replace a lesson's digest by `digest` (its editor's words alone), forget its subject and
+        mark it pending, so it is embedded again without the run's text. A deleted or missing lesson
+        is left as it is. No earlier image of the old digest stays in the store's files."""
 
     def list_memories_by_status(self, tenant: str, status: MemoryStatus, *, limit: int) -> list[Memory]:
         """Memories in a status across agents (to find lessons still waiting to be indexed)."""

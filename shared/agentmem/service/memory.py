@@ -17,7 +17,14 @@ from typing import Protocol
 
 from agentmem.config import Settings
 from agentmem.domain.errors import BackendUnavailable, Conflict, MemoryDisabled, NotFound
-from agentmem.domain.lessons import SECONDS_PER_DAY, build_digest, comparison_text, resolve_importance
+from agentmem.domain.lessons import (
+    SECONDS_PER_DAY,
+    assign_group,
+    build_digest,
+    comparison_text,
+    editor_words,
+    resolve_importance,
+)
 from agentmem.domain.log_ids import log_id
 from agentmem.domain.models import Feedback, Memory, Rating, Run, VerdictFilter
 from agentmem.domain.pii import run_subject
@@ -26,10 +33,15 @@ from agentmem.ports.embedder import Embedder, vector_bytes
 from agentmem.ports.events import DomainEvent, EventBus
 from agentmem.ports.records import Page, RecordStore
 from agentmem.ports.vectors import VectorIndex, VectorItem
+from agentmem.service.teaching_relation import teaching_relation
 
 FEEDBACK_SUBMITTED = "FeedbackSubmitted"
 # Lessons a sweep embeds together (one `index_memories` call).
 INDEX_BATCH = 10
+# A lesson being indexed is grouped against its agent's newest lessons: the groups every retrieve and
+# the wall show (a lesson older than that, or past maxMemoryAgeDays, no longer takes new members).
+GROUPING_WINDOW = 500
+_LISTING_PAGE = 100
 # A lesson still pending this long after its feedback lost its event (or every delivery failed): the
 # periodic sweep (the `sweeper` function in AWS, the local worker) indexes it. Well above the
 # second indexing normally takes, so the sweep never races a delivery in flight.
@@ -130,9 +142,25 @@ class MemoryService:
         return self.mask(agent_id, self.get_run(agent_id, run_id).user_id, [comment])[0]
 
     def erase_user_runs(self, tenant: str, user_id: str) -> None:
-        """Delete every run made for a user (an eraser of ConversationService.erase_user)."""
+        """Erase what the agents' records hold of a user (an eraser of ConversationService.erase_user).
+
+        The lessons made from the user's runs lose the run's text: each keeps the editor's comment
+        (it stays useful to every user), its digest is rebuilt from the comment alone and it is
+        embedded again (now, or by the pending sweep when the embedder is down). Then the runs are
+        deleted. A retry after a failure finds what is left and finishes it.
+        """
+        lessons = self.store.list_memories_of_subject(tenant, user_id)
+        for lesson in lessons:
+            digest = build_digest(editor_words(lesson.digest), None, "", self.settings.digest_max_chars)
+            self.store.forget_run_text(tenant, lesson.agent_id, lesson.memory_id, digest)
         deleted = self.store.delete_runs_of_user(tenant, user_id)
-        log.info("runs of an erased user deleted", extra={"userHash": log_id(user_id), "runs": deleted})
+        if lessons:
+            try:
+                self.index_memories([(lesson.agent_id, lesson.memory_id) for lesson in lessons])
+            except BackendUnavailable:
+                log.warning("lessons of an erased user left pending; the sweep embeds them again")
+        log.info("runs of an erased user deleted",
+                 extra={"userHash": log_id(user_id), "runs": deleted, "lessons": len(lessons)})
 
     def mask(self, agent_id: str, user_id: str | None, texts: Sequence[str]) -> list[str]:
         """`texts` with personal data replaced by the tokens of the run's subject (see the module docstring)."""
@@ -219,6 +247,7 @@ class MemoryService:
             importance=1.0,
             created_at=created_at,
             status="pending",
+            subject=run_subject(agent_id, run.user_id),
         )
         stored, created = self.store.add_feedback(feedback, memory)
         if not created and stored.request_hash != request_hash:
@@ -297,17 +326,50 @@ class MemoryService:
             VectorItem(self.tenant, "lesson", memory.agent_id, memory.memory_id, vector, memory.created_at)
             for (_, memory), vector in zip(todo, vectors, strict=True)
         ])
-        for (position, memory), comment_vector in zip(todo, comment_vectors, strict=True):
-            if memory.status == "indexed" and memory.comment_vector is not None:
+        for (_, memory), comment_vector in zip(todo, comment_vectors, strict=True):
+            memory.comment_vector = vector_bytes(comment_vector)
+        groups = self._groups([memory for _, memory in todo])
+        for position, memory in todo:
+            if memory.status == "indexed" and memory.group_id is not None:
                 continue
             try:
                 self.store.update_memory(self.tenant, memory.agent_id, memory.memory_id, status="indexed",
-                                         comment_vector=vector_bytes(comment_vector))
+                                         comment_vector=memory.comment_vector, group_id=groups[memory.memory_id])
             except NotFound:
                 # Deleted while it was being embedded: take back the vector just written.
                 self.vectors.delete(self.tenant, "lesson", memory.agent_id, [memory.memory_id])
                 outcomes[position] = "deleted"
         return outcomes
+
+    def _groups(self, lessons: Sequence[Memory]) -> dict[str, str]:
+        """The group each of `lessons` (with their comment vectors) joins, oldest first (`assign_group`).
+
+        A lesson grouped before keeps its group; the others are compared with their agent's newest
+        `GROUPING_WINDOW` lessons and with the older ones of this batch.
+        """
+        groups: dict[str, str] = {}
+        for agent_id in {m.agent_id for m in lessons}:
+            batch = sorted((m for m in lessons if m.agent_id == agent_id), key=lambda m: (m.created_at, m.memory_id))
+            ids = {m.memory_id for m in batch}
+            earlier = [m for m in self.newest_lessons(agent_id) if m.memory_id not in ids]
+            relation = teaching_relation(self.embedder, [*earlier, *batch])
+            for lesson in batch:
+                lesson.group_id = lesson.group_id or assign_group(lesson, earlier, relation.same)
+                groups[lesson.memory_id] = lesson.group_id
+                earlier.append(lesson)
+        return groups
+
+    def newest_lessons(self, agent_id: str, limit: int = GROUPING_WINDOW) -> list[Memory]:
+        """The agent's newest `limit` lessons (not deleted), newest first."""
+        found: list[Memory] = []
+        cursor: str | None = None
+        while len(found) < limit:
+            page = self.list_memories(agent_id, min(_LISTING_PAGE, limit - len(found)), cursor)
+            found.extend(page.items)
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        return found
 
     def index_pending(self, limit: int = 100, *, older_than_seconds: float = 0.0) -> int:
         """Index lessons left pending (an event lost, a backend down); returns how many were indexed.

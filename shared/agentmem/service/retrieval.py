@@ -10,21 +10,24 @@ import numpy as np
 
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.domain.lessons import (
-    DUPLICATE_THRESHOLD,
     SECONDS_PER_DAY,
     Candidate,
     LessonGroup,
+    excerpt_visible,
     format_lessons,
     group_lessons,
+    lesson_label,
     lesson_text,
     rank_lessons,
+    run_excerpt,
 )
 from agentmem.domain.models import ScoredLesson
 from agentmem.domain.packing import HistoryTurn, RecalledLine, pack_context
+from agentmem.domain.pii import agent_subject
 from agentmem.domain.timestamps import iso_utc
 from agentmem.ports.vectors import VectorQuery
-from agentmem.service.lesson_groups import comment_similarity
 from agentmem.service.memory import MemoryService
+from agentmem.service.teaching_relation import teaching_relation
 from agentmem.service.turn_recall import RecalledTurn, recalled_line
 from agentmem.tokens import get_token_counter
 
@@ -111,9 +114,8 @@ class RetrievalService:
         packed = pack_context(
             budget=token_budget,
             lessons=[_group_text(g) for g in groups],
-            render_lessons=lambda kept: format_lessons(
-                [groups[i].lesson for i in kept], {g.lesson.memory.memory_id: g.editors for g in groups}
-            ) or "",
+            render_lessons=lambda kept: format_lessons([groups[i] for i in kept]) or "",
+            examples=[_example(i, g, user_id, agent_subject(agent_id)) for i, g in enumerate(groups)],
             profile=user.profile,
             facts=[f["text"] for f in user.facts],
             recalled=[RecalledLine(t.thread_id, t.seq, recalled_line(t)) for t in user.recalled],
@@ -122,11 +124,11 @@ class RetrievalService:
             history=user.history,
             counter=counter,
         )
-        # Exactly the lessons in `messages`: the answer, the run and the injection counts agree. A kept
-        # group's bullet carries every member (each editor's lesson was injected); overruled lessons
-        # of a conflict are not in the message, so they are neither listed nor counted.
+        # The lessons in `messages`: the answer, the run and the injection counts agree. A kept group's
+        # bullet stands for its members; the best `MAX_LISTED_MEMBERS` of each are named, so an answer
+        # names at most topK x MAX_LISTED_MEMBERS lessons. Overruled lessons are not in the message.
         kept_groups = groups[: packed.kept_lesson_count]
-        kept_lessons = [(g, m) for g in kept_groups for m in g.members]
+        kept_lessons = [(g, m) for g in kept_groups for m in g.listed]
         injected = [m.memory.memory_id for _, m in kept_lessons]
         run = self.memory.record_run(
             agent_id, input_text if enabled else "", user_id=user_id, thread_id=thread_id,
@@ -179,14 +181,24 @@ class RetrievalService:
             top_k=len(records),
             now=now,
         )
-        # The comparison `GET .../memories` groups the wall by (service/lesson_groups.py).
-        compare = comment_similarity(self.memory.embedder, [s.memory for s in ranked])
-        return group_lessons(ranked, compare, duplicate_threshold=DUPLICATE_THRESHOLD, top_k=top_k)
+        # Groups were given at indexing; the same relation tells conflicts apart (as on the wall).
+        relation = teaching_relation(self.memory.embedder, [s.memory for s in ranked])
+        return group_lessons(ranked, relation.disagree, top_k=top_k)
 
 
 def _group_text(group: LessonGroup) -> str:
     text = lesson_text(group.lesson.memory)
     return f"{text} (given by {group.editors} editors)" if group.editors > 1 else text
+
+
+def _example(position: int, group: LessonGroup, user_id: str | None, agent: str) -> str | None:
+    """The run excerpt shown with the group's bullet, labelled: only one the run's own user may see."""
+    for member in group.members:
+        if excerpt_visible(member.memory, user_id, agent):
+            excerpt = run_excerpt(member.memory)
+            if excerpt:
+                return f"[{lesson_label(position)}] {excerpt}"
+    return None
 
 
 def _lesson_json(s: ScoredLesson, group: LessonGroup) -> dict[str, Any]:

@@ -5,6 +5,8 @@
                   gsi1pk `T#{tenant}#A#{agent}#MEM`, gsi1sk `{created_at:020.6f}#{memory_id}`, ttl
 - pending marker: pk `T#{tenant}#PENDING`, sk `MEM#{agent}#{memory_id}` (while the memory is pending)
 - agent registry: pk `T#{tenant}#AGENTS`, sk `A#{agent}`
+- user's lesson:  pk `T#{tenant}#U#{user}#RUNS`, sk `A#{agent}#MEM#{memory_id}` (a lesson made from a run
+                  of that user, beside the user's run index: what erasing the user walks)
 
 Listing reads the sparse GSI: a deleted memory has no `gsi1pk`, so it is not in
 the index at all and a page of `limit` items needs no filter. The memory keeps
@@ -31,7 +33,7 @@ from agentmem.adapters.aws.dynamodb_records import (
     DynamoDbRecords,
     agent_pk,
 )
-from agentmem.adapters.aws.dynamodb_runs import run_feedback_update
+from agentmem.adapters.aws.dynamodb_runs import run_feedback_update, user_runs_pk
 from agentmem.adapters.aws.dynamodb_table import (
     CONDITION_FAILED,
     error_code,
@@ -40,6 +42,7 @@ from agentmem.adapters.aws.dynamodb_table import (
 )
 from agentmem.domain.errors import BackendUnavailable, Conflict, InvalidInput, NotFound
 from agentmem.domain.models import Feedback, Memory, MemoryStatus
+from agentmem.domain.pii import AGENT_SUBJECT_PREFIX
 from agentmem.ports.records import Page
 
 # Keys
@@ -64,6 +67,10 @@ def memory_list_sk(created_at: float, memory_id: str) -> str:
 
 def pending_key(tenant: str, agent_id: str, memory_id: str) -> dict[str, Any]:
     return {"pk": {"S": f"T#{tenant}#PENDING"}, "sk": {"S": f"MEM#{agent_id}#{memory_id}"}}
+
+
+def user_memory_key(tenant: str, user_id: str, agent_id: str, memory_id: str) -> dict[str, Any]:
+    return {"pk": {"S": user_runs_pk(tenant, user_id)}, "sk": {"S": f"A#{agent_id}#MEM#{memory_id}"}}
 
 
 def agent_registry_key(tenant: str, agent_id: str) -> dict[str, Any]:
@@ -137,6 +144,8 @@ def memory_to_item(memory: Memory, *, max_age_days: int = DEFAULT_MAX_AGE_DAYS) 
                 "injectedCount": memory.injected_count,
                 "updatedAt": memory.updated_at,
                 "commentVector": memory.comment_vector,
+                "subject": memory.subject,
+                "groupId": memory.group_id,
                 "gsi1pk": memory_list_pk(memory.tenant, memory.agent_id) if listed else None,
                 "gsi1sk": memory_list_sk(memory.created_at, memory.memory_id),
                 "ttl": int(memory.created_at + (max_age_days + EXPIRY_GRACE_DAYS) * SECONDS_PER_DAY),
@@ -162,6 +171,8 @@ def item_to_memory(item: Mapping[str, Any]) -> Memory:
         injected_count=int(v.get("injectedCount", 0)),
         updated_at=_float(v.get("updatedAt")),
         comment_vector=bytes(v["commentVector"]) if "commentVector" in v else None,
+        subject=v.get("subject"),
+        group_id=v.get("groupId"),
     )
 
 
@@ -236,6 +247,8 @@ class DynamoDbLessonRecords(DynamoDbRecords):
             ]
             if memory.status == "pending":
                 items.append({"Put": {"TableName": self.table_name, "Item": self._pending_marker(memory)}})
+            if memory.subject and not memory.subject.startswith(AGENT_SUBJECT_PREFIX):
+                items.append({"Put": {"TableName": self.table_name, "Item": self._user_memory_item(memory)}})
             reasons = self._transact(items)
             if not reasons:
                 return feedback, True
@@ -321,6 +334,7 @@ class DynamoDbLessonRecords(DynamoDbRecords):
         importance: float | None = None,
         status: MemoryStatus | None = None,
         comment_vector: bytes | None = None,
+        group_id: str | None = None,
     ) -> Memory:
         sets = ["updatedAt = :now"]
         removes = []
@@ -332,6 +346,9 @@ class DynamoDbLessonRecords(DynamoDbRecords):
         if comment_vector is not None:
             sets.append("commentVector = :commentVector")
             values[":commentVector"] = {"B": comment_vector}
+        if group_id is not None:
+            sets.append("groupId = :groupId")
+            values[":groupId"] = {"S": group_id}
         if status is not None:
             sets.append("#status = :status")
             names["#status"] = "status"
@@ -399,6 +416,36 @@ class DynamoDbLessonRecords(DynamoDbRecords):
                     if error_code(exc) != "ConditionalCheckFailedException":
                         raise
 
+    def list_memories_of_subject(self, tenant: str, subject: str) -> list[Memory]:
+        with self.table.errors():
+            index = self.table.query(
+                KeyConditionExpression="pk = :pk",
+                ExpressionAttributeValues={":pk": {"S": user_runs_pk(tenant, subject)}},
+            )
+            keys = [memory_key(tenant, i["agentId"]["S"], i["memoryId"]["S"]) for i in index if "memoryId" in i]
+            memories = [item_to_memory(item) for item in self.table.batch_get(keys)] if keys else []
+        return [m for m in memories if m.status != "deleted"]
+
+    def forget_run_text(self, tenant: str, agent_id: str, memory_id: str, digest: str) -> None:
+        update = {
+            "TableName": self.table_name,
+            "Key": memory_key(tenant, agent_id, memory_id),
+            "UpdateExpression": "SET digest = :digest, #status = :pending, updatedAt = :now REMOVE subject",
+            "ConditionExpression": "attribute_exists(pk) AND #status <> :deleted",
+            "ExpressionAttributeNames": {"#status": "status"},
+            "ExpressionAttributeValues": {
+                ":digest": {"S": digest}, ":pending": {"S": "pending"}, ":deleted": {"S": "deleted"},
+                ":now": {"N": repr(time.time())},
+            },
+        }
+        marker = pending_key(tenant, agent_id, memory_id)
+        put_marker = {"Put": {"TableName": self.table_name,
+                              "Item": {**marker, "agentId": {"S": agent_id}, "memoryId": {"S": memory_id}}}}
+        with self.table.errors():
+            reasons = self._transact([{"Update": update}, put_marker])
+        if reasons and reasons[0] != CONDITION_FAILED:
+            raise BackendUnavailable("store", f"DynamoDB transaction cancelled: {reasons}")
+
     def list_memories_by_status(self, tenant: str, status: MemoryStatus, *, limit: int) -> list[Memory]:
         with self.table.errors():
             if status == "pending":
@@ -419,6 +466,17 @@ class DynamoDbLessonRecords(DynamoDbRecords):
                     "ttl": int(memory.created_at + (self.max_age_days + EXPIRY_GRACE_DAYS) * SECONDS_PER_DAY),
                 }
             ),
+        }
+
+    def _user_memory_item(self, memory: Memory) -> dict[str, Any]:
+        assert memory.subject is not None
+        return {
+            **user_memory_key(memory.tenant, memory.subject, memory.agent_id, memory.memory_id),
+            **to_attributes({
+                "agentId": memory.agent_id,
+                "memoryId": memory.memory_id,
+                "ttl": int(memory.created_at + (self.max_age_days + EXPIRY_GRACE_DAYS) * SECONDS_PER_DAY),
+            }),
         }
 
     def _register_agent(self, tenant: str, agent_id: str) -> None:

@@ -168,13 +168,14 @@ class DynamoDbRunRecords(DynamoDbRecords):
             raise BackendUnavailable("store", f"run not stored: {reasons}")
 
     def delete_runs_of_user(self, tenant: str, user_id: str) -> int:
-        """Delete every run made for the user, and their index items; returns how many runs. Idempotent."""
+        """Delete every run made for the user and the user's index items (runs and lessons); returns how
+        many runs. Idempotent."""
         with self.table.errors():
             index = list(self.table.query(
                 KeyConditionExpression="pk = :pk",
                 ExpressionAttributeValues={":pk": {"S": user_runs_pk(tenant, user_id)}},
             ))
-            runs = [{"pk": i["runPk"], "sk": i["runSk"]} for i in index]
+            runs = [{"pk": i["runPk"], "sk": i["runSk"]} for i in index if "runPk" in i]
             self.table.batch_delete(runs + [{"pk": i["pk"], "sk": i["sk"]} for i in index])
         return len(runs)
 

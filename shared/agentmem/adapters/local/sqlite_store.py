@@ -34,12 +34,16 @@ CREATE TABLE IF NOT EXISTS memories (
     run_id TEXT NOT NULL, feedback_id TEXT NOT NULL, rating TEXT NOT NULL, comment TEXT,
     digest TEXT NOT NULL, importance REAL NOT NULL, status TEXT NOT NULL,
     injected_count INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, updated_at REAL,
-    comment_vector BLOB,
+    comment_vector BLOB, subject TEXT, group_id TEXT,
     PRIMARY KEY (tenant, agent_id, memory_id)
 );
 CREATE INDEX IF NOT EXISTS memories_newest ON memories (tenant, agent_id, status, created_at DESC, memory_id DESC);
 CREATE INDEX IF NOT EXISTS memories_by_status ON memories (tenant, status);
 CREATE INDEX IF NOT EXISTS runs_by_user ON runs (tenant, user_id) WHERE user_id IS NOT NULL;
+"""
+# Created after the migration below, since a file from before it has no subject column yet.
+MEMORY_INDEXES = """
+CREATE INDEX IF NOT EXISTS memories_by_subject ON memories (tenant, subject) WHERE subject IS NOT NULL;
 """
 # Runs listings, newest first: every run of an agent, or those with one verdict (NULL: awaiting one).
 # Created after the migration below, since a file from before it has no verdict column yet.
@@ -67,7 +71,8 @@ class SqliteRecordStore:
     def _migrate(self) -> None:
         """Bring an older data folder up to date: the runs' verdict (filled from their feedback), the runs'
         masked marker (0: their texts are masked again when a digest is built), and the lessons' comment
-        vectors (NULL: embedded when first compared)."""
+        vectors (NULL: embedded when first compared), subjects (NULL: no run excerpt is shown) and
+        groups (NULL: a group of its own)."""
         with self._db.transaction() as conn:
             columns = {row["name"] for row in conn.execute("PRAGMA table_info(runs)")}
             if "verdict" not in columns:
@@ -75,9 +80,14 @@ class SqliteRecordStore:
                 conn.execute(BACKFILL_VERDICTS)
             if "masked" not in columns:
                 conn.execute("ALTER TABLE runs ADD COLUMN masked INTEGER NOT NULL DEFAULT 0")
-            if "comment_vector" not in {row["name"] for row in conn.execute("PRAGMA table_info(memories)")}:
+            memory_columns = {row["name"] for row in conn.execute("PRAGMA table_info(memories)")}
+            if "comment_vector" not in memory_columns:
                 conn.execute("ALTER TABLE memories ADD COLUMN comment_vector BLOB")
-            for statement in filter(str.strip, RUN_INDEXES.split(";")):
+            if "subject" not in memory_columns:
+                conn.execute("ALTER TABLE memories ADD COLUMN subject TEXT")
+            if "group_id" not in memory_columns:
+                conn.execute("ALTER TABLE memories ADD COLUMN group_id TEXT")
+            for statement in filter(str.strip, (RUN_INDEXES + MEMORY_INDEXES).split(";")):
                 conn.execute(statement)
 
     def close(self) -> None:
@@ -194,7 +204,8 @@ class SqliteRecordStore:
             )
             conn.execute(
                 "INSERT INTO memories (tenant, agent_id, memory_id, run_id, feedback_id, rating, comment, digest,"
-                " importance, status, injected_count, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " importance, status, injected_count, created_at, updated_at, subject, group_id)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     memory.tenant,
                     memory.agent_id,
@@ -209,6 +220,8 @@ class SqliteRecordStore:
                     memory.injected_count,
                     memory.created_at,
                     memory.updated_at,
+                    memory.subject,
+                    memory.group_id,
                 ),
             )
             ids = [*json.loads(run["feedback_ids"]), feedback.feedback_id]
@@ -288,6 +301,7 @@ class SqliteRecordStore:
         importance: float | None = None,
         status: MemoryStatus | None = None,
         comment_vector: bytes | None = None,
+        group_id: str | None = None,
     ) -> Memory:
         with self._db.transaction() as conn:
             row = conn.execute(
@@ -304,14 +318,33 @@ class SqliteRecordStore:
                 memory.status = status
             if comment_vector is not None:
                 memory.comment_vector = comment_vector
+            if group_id is not None:
+                memory.group_id = group_id
             memory.updated_at = time.time()
             conn.execute(
-                "UPDATE memories SET importance=?, status=?, updated_at=?, comment_vector=?"
+                "UPDATE memories SET importance=?, status=?, updated_at=?, comment_vector=?, group_id=?"
                 " WHERE tenant=? AND agent_id=? AND memory_id=?",
-                (memory.importance, memory.status, memory.updated_at, memory.comment_vector, tenant, agent_id,
-                 memory_id),
+                (memory.importance, memory.status, memory.updated_at, memory.comment_vector, memory.group_id,
+                 tenant, agent_id, memory_id),
             )
         return memory
+
+    def list_memories_of_subject(self, tenant: str, subject: str) -> list[Memory]:
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT * FROM memories WHERE tenant=? AND subject=? AND status<>'deleted'", (tenant, subject)
+            ).fetchall()
+        return [_memory(r) for r in rows]
+
+    def forget_run_text(self, tenant: str, agent_id: str, memory_id: str, digest: str) -> None:
+        with self._db.transaction() as conn:
+            conn.execute(
+                "UPDATE memories SET digest=?, subject=NULL, status='pending', updated_at=?"
+                " WHERE tenant=? AND agent_id=? AND memory_id=? AND status<>'deleted'",
+                (digest, time.time(), tenant, agent_id, memory_id),
+            )
+        # secure_delete overwrote the old page; the checkpoint takes its image out of the WAL.
+        self._db.checkpoint()
 
     def record_injections(self, tenant: str, agent_id: str, memory_ids: Sequence[str]) -> None:
         if not memory_ids:
@@ -379,6 +412,8 @@ def _memory(row: sqlite3.Row) -> Memory:
         injected_count=row["injected_count"],
         updated_at=row["updated_at"],
         comment_vector=row["comment_vector"],
+        subject=row["subject"],
+        group_id=row["group_id"],
     )
 
 
