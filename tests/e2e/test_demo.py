@@ -108,7 +108,8 @@ def test_a_model_that_knows_only_its_prompt_learns_what_the_rule_based_auditor_l
     for idiom in ("'Trail magic'", "'Pack it in, pack it out'", "'Hike your own hike'"):
         assert any(idiom in system for system in systems), idiom
     # What the runs held (the article, the agent's own FLAG lines) is never in agentmem's system message.
-    assert systems and not any("FLAG '" in system or "Brand-voice audit for" in system for system in systems)
+    run_text = ("FLAG 'trail magic'", "FLAG 'revolutionary'", "Brand-voice audit for", "Nobody forgets their first")
+    assert systems and not any(text in system for system in systems for text in run_text)
 
 
 def test_with_a_model_configured_the_demo_agent_audits_through_it(monkeypatch):
