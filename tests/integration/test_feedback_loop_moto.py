@@ -522,3 +522,24 @@ def test_the_review_queue_lists_runs_awaiting_a_verdict_and_a_verdict_moves_the_
     status, rest = world.call("GET", f"/v1/agents/auditor/runs?limit=1&cursor={every['nextCursor']}")
     assert [i["runId"] for i in rest["items"]] == [judged] and rest["nextCursor"] is None
     assert rest["items"][0]["feedback"][0]["lessonStatus"] == "indexed"
+
+
+def test_erasing_a_user_strips_their_run_text_from_lessons_and_leaves_no_dynamodb_item_holding_it(world):
+    run_text = "Plan a kayak loop past the zinc-blue footbridge where the heron colony nests."
+    status, answer = world.call("POST", "/v1/agents/auditor/retrieve", {"input": run_text, "userId": "ann"})
+    assert status == 200
+    run_id = answer["runId"]
+    assert world.call("PUT", f"/v1/agents/auditor/runs/{run_id}/output",
+                      {"output": "Start below the zinc-blue footbridge."})[0] == 204
+    status, receipt = world.call("POST", f"/v1/agents/auditor/runs/{run_id}/feedback",
+                                 {"rating": "down", "comment": "Suggest a shorter kayak loop for beginners."})
+    assert status == 202
+    world.index()
+    assert any("zinc-blue" in repr(item) for item in world.items())
+
+    assert world.call("DELETE", "/v1/users/ann")[0] == 204
+    world.index()
+    assert not [item for item in world.items() if "zinc-blue" in repr(item) or "heron colony" in repr(item)]
+    lesson = world.services.memory.store.get_memory(world.services.settings.tenant, "auditor", receipt["memoryId"])
+    assert lesson is not None and lesson.digest == "Editor: Suggest a shorter kayak loop for beginners."
+    assert lesson.subject is None
