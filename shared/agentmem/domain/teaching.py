@@ -86,8 +86,10 @@ class TeachingTerms:
     negations: int
 
 
+@lru_cache(maxsize=8192)
 def teaching_terms(comment: str) -> TeachingTerms:
-    """The anchors, subject words and negation count of an editor's comment."""
+    """The anchors, subject words and negation count of an editor's comment (cached: the indexer
+    compares each new lesson with its agent's newest lessons)."""
     return TeachingTerms(_anchors(comment), frozenset(_subject_words(comment)), _negations(comment))
 
 
