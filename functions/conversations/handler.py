@@ -184,8 +184,10 @@ with `secure_delete` on, so neither a file nor its `-wal` keeps a deleted row.
 **The guarantee.** Once this returns, no copy of the user's values can be decrypted: not the
 tenant table's point-in-time recovery (35 days), not a backup or copy of the data files, because
 the one key that decrypts them is gone from the only place that held it. Nothing stored ever held a
-raw value to begin with: texts are masked before storage. Lessons and feedback made from the
-user's runs belong to the agents and stay; the user's tokens in them resolve to nothing, for anyone.
+raw value to begin with: texts are masked before storage. Lessons made from the user's runs belong
+to the agents and stay, but lose the run's text: each keeps only its editor's comment, its digest is
+rebuilt from that comment and embedded again (at once, or by the pending sweep when the embedder is
+down), so no lesson, vector or file keeps the input or output of the user's runs, masked or not.
 
 **Windows and limits.** A request running concurrently with the erase may write a record after it
 (a turn, a run); its values are encrypted under the destroyed key or a new one; erase again to
