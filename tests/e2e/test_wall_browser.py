@@ -36,13 +36,13 @@ DELETE_ME = "Delete me: an outdated rule about price formatting."
 KEYBOARD = "Keyboard: 'gear up' is fine in headlines."
 BLURB = "Too flat. Lead with the benefit (all-day comfort), then the spec."
 USER = "u-dana"
-SERIAL_COMMA = [  # three editors, one point (MiniLM cosine of the comments 0.53-0.73): one group
+SERIAL_COMMA = [  # three editors, one teaching in their own words (domain/teaching.py): one group
     "Always use the serial comma in lists.",
-    "Use a serial comma before the last item of every list of three or more.",
-    "Serial comma, please: write 'tents, stoves, and packs'.",
+    "Use the serial comma in every list.",
+    "Lists always need the serial comma.",
 ]
-EPIC_UP = "Right to flag 'epic' as hype; keep flagging it."  # then, newer, the opposite (cosine 0.75)
-EPIC_DOWN = "Do not flag 'epic': it is an approved word in our voice."
+EPIC_UP = "Flag 'epic' as hype."  # then, newer, the opposite about the same thing: a conflict
+EPIC_DOWN = "Do not flag 'epic' as hype."
 EXTRA_LESSONS = 22  # more than the page's first page (20), so "Load more" appears
 
 pytestmark = [

@@ -598,9 +598,11 @@ def test_with_memory_puts_lessons_in_front_records_the_output_and_returns_the_ru
     served.app.worker.drain()
 
     second = with_memory(client, "auditor", SIMILAR, auditor, system="You audit brand voice.")
-    lessons, own, user = seen[1]
+    lessons, examples, own, user = seen[1]
     assert lessons["role"] == "system" and "Lessons from past runs" in lessons["content"]
     assert COMMENT in lessons["content"]
+    # The run the lesson was given on is shown as data, in the user-role context block.
+    assert examples["role"] == "user" and examples["content"].startswith("<user-memory>")
     assert own == {"role": "system", "content": "You audit brand voice."} and user == {
         "role": "user",
         "content": SIMILAR,
