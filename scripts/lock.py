@@ -22,7 +22,9 @@ import argparse
 import subprocess
 import sys
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -74,11 +76,16 @@ def expected_files() -> dict[str, str]:
 
 def write_exports() -> None:
     for name, text in expected_files().items():
-        (REPO_ROOT / name).write_text(text)
+        path = REPO_ROOT / name
+        # An unchanged file keeps its time, so make does not reinstall from it.
+        if path.is_file() and path.read_text() == text:
+            print(f"{name} unchanged")
+            continue
+        path.write_text(text)
         print(f"wrote {name}")
 
 
-def pyproject_requirements(pyproject: dict) -> set[tuple[str, ...]]:
+def pyproject_requirements(pyproject: Mapping[str, Any]) -> set[tuple[str, ...]]:
     """Every requirement of pyproject.toml as (group, name, extras, specifier, marker); the project itself is `.`."""
     from packaging.requirements import Requirement
 
@@ -87,7 +94,7 @@ def pyproject_requirements(pyproject: dict) -> set[tuple[str, ...]]:
     sections: list[tuple[str, list[str]]] = [("", project.get("dependencies", []))]
     sections += [(f"extra:{normalized(k)}", v) for k, v in project.get("optional-dependencies", {}).items()]
     sections += [(f"group:{normalized(k)}", v) for k, v in pyproject.get("dependency-groups", {}).items()]
-    found = set()
+    found: set[tuple[str, ...]] = set()
     for group, texts in sections:
         for text in texts:
             if not isinstance(text, str):
@@ -99,7 +106,7 @@ def pyproject_requirements(pyproject: dict) -> set[tuple[str, ...]]:
     return found
 
 
-def locked_requirements(root: dict) -> set[tuple[str, ...]]:
+def locked_requirements(root: Mapping[str, Any]) -> set[tuple[str, ...]]:
     """What uv.lock recorded of pyproject.toml, in the shape of `pyproject_requirements`."""
     from packaging.markers import Marker
     from packaging.specifiers import SpecifierSet
@@ -108,7 +115,7 @@ def locked_requirements(root: dict) -> set[tuple[str, ...]]:
     metadata = root.get("metadata", {})
     entries = [("", e) for e in metadata.get("requires-dist", [])]
     entries += [(f"group:{normalized(g)}", e) for g, items in metadata.get("requires-dev", {}).items() for e in items]
-    found = set()
+    found: set[tuple[str, ...]] = set()
     for group, entry in entries:
         marker = entry.get("marker", "")
         # uv writes an extra's requirement with `extra == 'name'` appended to its own marker.
