@@ -163,3 +163,12 @@ def test_ci_installs_through_make_test() -> None:
 
     assert re.search(r"^make test$", script, flags=re.M)
     assert "pip install" not in script
+
+
+def test_the_serve_install_holds_the_runtime_and_mcp_and_no_test_tool() -> None:
+    serve = {b.split("==", 1)[0] for b in requirement_blocks(REPO_ROOT / "requirements-serve.txt")}
+    dev = {b.split("==", 1)[0] for b in requirement_blocks(REPO_ROOT / "requirements-dev.txt")}
+
+    assert {"aws-lambda-powertools", "spacy", "presidio-analyzer", "uvicorn", "mcp", "mangum"} <= serve
+    assert not {"moto", "pytest", "playwright", "mypy", "ruff", "schemathesis", "aws-cdk-lib", "uv"} & serve
+    assert serve <= dev
