@@ -158,11 +158,14 @@ def test_make_serve_passes_port_data_and_host_to_agentmem_serve() -> None:
     assert result.stdout.splitlines()[-1] == ".venv/bin/agentmem serve --host 0.0.0.0 --port 18080 --data-dir somedir"
 
 
-def test_ci_installs_through_make_test() -> None:
+def test_ci_installs_python_through_make_test_and_the_cdk_cli_from_its_npm_lock() -> None:
     script = (REPO_ROOT / ".ci" / "run").read_text()
 
     assert re.search(r"^make test$", script, flags=re.M)
     assert "pip install" not in script
+    # The CDK CLI from its npm lock (version and sha512), never the newest in a range.
+    assert "npm ci --prefix .cdk-cli" in script and "npm install" not in script
+    assert "infra/cdk-cli/package-lock.json" in script
 
 
 def test_the_serve_install_holds_the_runtime_and_mcp_and_no_test_tool() -> None:
