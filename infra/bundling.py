@@ -32,6 +32,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from infra.lockfile import LOCK_FILE, LockedPackage, LockError, read_lock, wheel_requirements
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 BUILD_DIR = REPO_ROOT / "build"
 
@@ -67,6 +69,8 @@ LAYER_REQUIREMENTS: tuple[str, ...] = (
 # Lambda's limit for a function plus its layers, unzipped.
 LAYER_MAX_UNZIPPED_BYTES = 250 * 1024 * 1024
 
+# The layer's part of uv.lock, hashed (scripts/lock.py writes it; scripts/bundle_lambda.py installs it).
+LAYER_REQUIREMENTS_FILE = REPO_ROOT / "requirements-layer.txt"
 LAYER_ZIP = BUILD_DIR / "lambda-layer.zip"
 LAYER_STAMP = BUILD_DIR / "lambda-layer.stamp.json"
 CODE_STAGING_DIR = BUILD_DIR / "lambda-code"
@@ -94,7 +98,7 @@ class LayerStatus:
 
     bundle: LayerBundle | None
     problem: str | None = None
-    # Set when the layer is usable but pins other versions than this venv has.
+    # Set when the layer is usable but pins other versions than uv.lock has.
     drift: str | None = None
 
 
@@ -107,10 +111,6 @@ def layer_recipe() -> dict[str, Any]:
     }
 
 
-def _distribution_name(requirement: str) -> str:
-    return requirement.split("[", 1)[0]
-
-
 # The marker environment of the Lambda runtime the layer is built for.
 LAMBDA_MARKERS = {
     "python_version": PYTHON_VERSION, "python_full_version": f"{PYTHON_VERSION}.0", "sys_platform": "linux",
@@ -119,34 +119,35 @@ LAMBDA_MARKERS = {
 }  # fmt: skip
 
 
-def layer_distributions(requirements: tuple[str, ...] = LAYER_REQUIREMENTS) -> set[str]:
-    """The distributions pip puts in the layer: the requirements and everything they require, transitively.
+def layer_packages(
+    requirements: tuple[str, ...] = LAYER_REQUIREMENTS, lock_path: Path = LOCK_FILE
+) -> list[LockedPackage]:
+    """What the layer holds: the requirements and everything they require, transitively, at uv.lock's versions.
 
-    Read from this environment's installed metadata, with the Lambda runtime's markers (Linux, aarch64,
-    CPython PYTHON_VERSION) and each requirement's extras; names are normalised (PEP 503).
+    Read from uv.lock with the Lambda runtime's markers (Linux, aarch64, CPython PYTHON_VERSION) and
+    each requirement's extras. Raises LockError when uv.lock lacks one of them.
     """
-    from packaging.requirements import Requirement
-    from packaging.utils import canonicalize_name
+    return read_lock(lock_path).closure(requirements, LAMBDA_MARKERS)
 
-    found: set[str] = set()
-    pending = [(Requirement(text), "") for text in requirements]
-    while pending:
-        requirement, extra = pending.pop()
-        if requirement.marker is not None and not requirement.marker.evaluate({**LAMBDA_MARKERS, "extra": extra}):
-            continue
-        name = canonicalize_name(requirement.name)
-        try:
-            distribution = metadata.distribution(name)
-        except metadata.PackageNotFoundError:
-            continue  # required only where this venv did not need it; pip resolves it for the layer
-        extras = requirement.extras or {""}
-        if name in found and extras == {""}:
-            continue
-        found.add(name)
-        for text in distribution.requires or []:
-            for wanted in extras | {""}:
-                pending.append((Requirement(text), wanted))
-    return found
+
+def layer_distributions(requirements: tuple[str, ...] = LAYER_REQUIREMENTS) -> set[str]:
+    """The names (PEP 503) of the distributions pip puts in the layer."""
+    return {package.name for package in layer_packages(requirements)}
+
+
+def layer_tags() -> frozenset[Any]:
+    """The wheel tags pip accepts for the layer: CPython PYTHON_VERSION on exactly LAYER_PLATFORMS."""
+    from packaging import tags
+
+    version = tuple(int(part) for part in PYTHON_VERSION.split("."))
+    return frozenset(tags.cpython_tags(version, platforms=LAYER_PLATFORMS)) | frozenset(
+        tags.compatible_tags(version, f"cp{version[0]}{version[1]}", LAYER_PLATFORMS)
+    )
+
+
+def layer_requirements_text(lock_path: Path = LOCK_FILE) -> str:
+    """requirements-layer.txt's requirements: each layer package pinned, with its arm64 Linux wheels' hashes."""
+    return wheel_requirements(layer_packages(lock_path=lock_path), layer_tags())
 
 
 def layer_import_names(requirements: tuple[str, ...] = LAYER_REQUIREMENTS) -> set[str]:
@@ -160,21 +161,13 @@ def layer_import_names(requirements: tuple[str, ...] = LAYER_REQUIREMENTS) -> se
     }  # fmt: skip
 
 
-def pinned_requirements() -> list[str]:
-    """Each layer requirement pinned to the version installed in this environment.
+def pinned_requirements(lock_path: Path = LOCK_FILE) -> list[str]:
+    """`name==version` of every package in the layer, at uv.lock's versions, sorted by name.
 
-    The tests run against these versions, so the layer gets the same ones.
-    Raises LookupError naming every requirement that is not installed.
+    The tests ran against the lock (the venv is installed from it), so the layer gets the same versions.
+    Raises LockError when uv.lock lacks a layer requirement.
     """
-    pinned, missing = [], []
-    for requirement in LAYER_REQUIREMENTS:
-        try:
-            pinned.append(f"{requirement}=={metadata.version(_distribution_name(requirement))}")
-        except metadata.PackageNotFoundError:
-            missing.append(requirement)
-    if missing:
-        raise LookupError(f"not installed in this environment: {', '.join(missing)}")
-    return pinned
+    return [f"{package.name}=={package.version}" for package in layer_packages(lock_path=lock_path)]
 
 
 def _shown(path: Path) -> str:
@@ -203,11 +196,11 @@ def find_layer(zip_path: Path = LAYER_ZIP, stamp_path: Path = LAYER_STAMP) -> La
     drift = None
     try:
         current = tuple(pinned_requirements())
-    except LookupError:
+    except LockError:
         current = pinned
     if current != pinned:
         changed = sorted(set(current) ^ set(pinned))
-        drift = f"the layer pins other versions than this environment ({', '.join(changed)}): {fix}"
+        drift = f"the layer pins other versions than uv.lock ({', '.join(changed)}): {fix}"
     return LayerStatus(LayerBundle(zip_path, sha256, pinned), None, drift)
 
 

@@ -4,9 +4,10 @@
     .venv/bin/python scripts/bundle_lambda.py           # build (needs PyPI)
     .venv/bin/python scripts/bundle_lambda.py --check   # is the built layer usable, complete? (offline)
 
-The layer holds `infra.bundling.LAYER_REQUIREMENTS`, each pinned to the version
-installed in this venv (what the tests ran against), as manylinux (2014 to 2_34) aarch64
-wheels for CPython `PYTHON_VERSION`: no Docker, no compiler, `--only-binary`.
+The layer holds `infra.bundling.LAYER_REQUIREMENTS` and what they require, at uv.lock's versions
+(what the tests ran against), installed from requirements-layer.txt (`make lock` exports it) with
+every wheel checked against the lock's sha256, as manylinux (2014, 2_28, 2_34) aarch64 wheels for
+CPython `PYTHON_VERSION`: no Docker, no compiler, `--only-binary`, `--require-hashes`, `--no-deps`.
 The zip is deterministic (sorted entries, fixed timestamps), so rebuilding the
 same pins gives the same hash and CDK uploads nothing new.
 """
@@ -30,31 +31,39 @@ from infra.bundling import (
     BUILD_DIR,
     LAYER_MAX_UNZIPPED_BYTES,
     LAYER_PLATFORMS,
+    LAYER_REQUIREMENTS_FILE,
     LAYER_STAMP,
     LAYER_ZIP,
     PYTHON_VERSION,
     find_layer,
     layer_import_names,
     layer_recipe,
+    layer_requirements_text,
     pinned_requirements,
 )
+from infra.lockfile import LockError
 
 _PRUNED_DIRS = frozenset({"__pycache__", "bin"})
 # Zip timestamps cannot predate 1980.
 _FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 
 
-def install(requirements: list[str], target: Path) -> None:
-    """pip-install `requirements` as Lambda (arm64, CPython PYTHON_VERSION) wheels into `target`."""
+def install(requirements_file: Path, target: Path) -> None:
+    """pip-install the hashed `requirements_file` as Lambda (arm64, CPython PYTHON_VERSION) wheels into `target`.
+
+    --no-deps: the file is the whole layer, resolved by uv for Lambda's markers; pip would read
+    platform markers of this machine instead.
+    """
     command = [
         sys.executable, "-m", "pip", "install",
         "--quiet", "--disable-pip-version-check", "--no-compile",
+        "--require-hashes", "--no-deps",
         "--target", str(target),
         *(option for platform in LAYER_PLATFORMS for option in ("--platform", platform)),
         "--implementation", "cp",
         "--python-version", PYTHON_VERSION,
         "--only-binary=:all:",
-        *requirements,
+        "-r", str(requirements_file),
     ]  # fmt: skip
     subprocess.run(command, check=True)
 
@@ -95,12 +104,20 @@ def sha256_of(path: Path) -> str:
 
 
 def build() -> int:
-    requirements = pinned_requirements()
+    try:
+        requirements = pinned_requirements()
+        current = LAYER_REQUIREMENTS_FILE.is_file() and layer_requirements_text() in LAYER_REQUIREMENTS_FILE.read_text()
+    except LockError as error:
+        print(error, file=sys.stderr)
+        return 1
+    if not current:
+        print(f"{LAYER_REQUIREMENTS_FILE.name} is not the layer's part of uv.lock: run `make lock`", file=sys.stderr)
+        return 1
     BUILD_DIR.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="lambda-layer-", dir=BUILD_DIR) as scratch:
         site_packages = Path(scratch) / "python"
-        print(f"installing {len(requirements)} requirements for python{PYTHON_VERSION} {', '.join(LAYER_PLATFORMS)}")
-        install(requirements, site_packages)
+        print(f"installing {len(requirements)} locked packages for python{PYTHON_VERSION} {', '.join(LAYER_PLATFORMS)}")
+        install(LAYER_REQUIREMENTS_FILE, site_packages)
         prune(site_packages)
         size = unzipped_size(site_packages)
         if size > LAYER_MAX_UNZIPPED_BYTES:

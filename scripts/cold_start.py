@@ -80,7 +80,10 @@ def layer_bytes() -> tuple[int, str]:
             return sum(i.file_size for i in archive.infolist()), f"{LAYER_ZIP.relative_to(REPO_ROOT)} (arm64 wheels)"
     total = 0
     for name in sorted(layer_distributions()):  # the requirements and what they require, as pip installs them
-        distribution = metadata.distribution(name)
+        try:
+            distribution = metadata.distribution(name)
+        except metadata.PackageNotFoundError:
+            continue  # in the lock for Lambda's Python only, so not in this venv: not counted
         for file in distribution.files or []:
             path = Path(str(distribution.locate_file(file)))
             if path.is_file():

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Annotated, Any
 
-from agentmem.api.resolver import PathId, no_content
+from agentmem.api.resolver import PERCENT_DECODED, PathId, no_content
 from agentmem.domain.errors import InvalidInput
 from agentmem.domain.facts import Fact
 from agentmem.domain.timestamps import iso_utc
@@ -140,7 +140,7 @@ def list_profile_versions(
     summary="Make an old version current again (as a new version); optional If-Match",
 )
 def restore_profile_version(
-    userId: PathId, version: Annotated[int, Path(ge=1, le=10**12)], if_match: IfMatch = None
+    userId: PathId, version: Annotated[int, Field(ge=1, le=10**12), PERCENT_DECODED, Path()], if_match: IfMatch = None
 ) -> Response[Any]:
     return profile_response(profiles().restore(userId, version, parse_if_match(if_match, required=False)))
 

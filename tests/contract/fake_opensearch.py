@@ -34,6 +34,7 @@ into requests this double silently ignores.
 from __future__ import annotations
 
 import functools
+import io
 import itertools
 import json
 import math
@@ -117,7 +118,8 @@ class FakeOpenSearchServer(BaseAdapter):
             status, payload = exc.status, {"error": {"type": exc.kind, "reason": exc.reason}, "status": exc.status}
         response = requests.Response()
         response.status_code = status
-        response._content = json.dumps(payload).encode()
+        # The body as a file (`raw`, public), read into `content` as for a real response.
+        response.raw = io.BytesIO(json.dumps(payload).encode())
         response.headers = CaseInsensitiveDict({"content-type": "application/json; charset=UTF-8"})
         response.url = request.url or ""
         response.request = request

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
+import tomllib
 import zipfile
-from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
@@ -21,10 +22,12 @@ from infra.bundling import (
     LayerStatus,
     find_layer,
     layer_recipe,
+    layer_requirements_text,
     pinned_requirements,
     stage_function_code,
 )
 from infra.constructs.functions import MISSING_LAYER_WARNING_ID, RUNTIME, DependencyLayer
+from infra.lockfile import normalized
 
 
 def write(path: Path, text: str) -> Path:
@@ -112,18 +115,33 @@ def test_a_zip_that_does_not_match_its_stamp_is_not_used(tmp_path: Path) -> None
     assert status.bundle is None
 
 
-def test_a_layer_pinning_other_versions_than_the_venv_is_flagged(tmp_path: Path) -> None:
+def test_a_layer_pinning_other_versions_than_the_lock_is_flagged(tmp_path: Path) -> None:
     status = find_layer(*stamp(tmp_path, pinnedRequirements=["numpy==0.0.1"]))
     assert status.bundle is not None
     assert "numpy==0.0.1" in str(status.drift)
 
 
-def test_requirements_are_pinned_to_the_installed_versions() -> None:
-    pins = pinned_requirements()
-    assert len(pins) == len(LAYER_REQUIREMENTS)
-    for requirement, pin in zip(LAYER_REQUIREMENTS, pins, strict=True):
-        distribution = requirement.split("[")[0]
-        assert pin == f"{requirement}=={metadata.version(distribution)}"
+def test_the_layer_pins_every_package_it_holds_at_the_locks_version() -> None:
+    locked = {p["name"]: p["version"] for p in tomllib.loads((REPO_ROOT / "uv.lock").read_text())["package"]}
+    pins = dict(pin.split("==") for pin in pinned_requirements())
+
+    assert {normalized(r.split("[")[0]) for r in LAYER_REQUIREMENTS} <= set(pins)
+    assert pins == {name: locked[name] for name in pins}
+
+
+def test_the_layer_requirements_file_is_the_locks_layer_part_with_arm64_wheels_only() -> None:
+    text = (REPO_ROOT / "requirements-layer.txt").read_text()
+    pinned = re.findall(r"^([a-z0-9-]+==\S+) \\$", text, flags=re.M)
+    wheels = {p["name"]: p.get("wheels", []) for p in tomllib.loads((REPO_ROOT / "uv.lock").read_text())["package"]}
+
+    assert layer_requirements_text() in text
+    assert pinned == pinned_requirements()
+    for pin in pinned:
+        name = pin.split("==")[0]
+        by_hash = {w["hash"]: w["url"].rsplit("/", 1)[1] for w in wheels[name]}
+        hashes = re.findall(rf"^{re.escape(pin)} \\\n((?:    --hash=\S+(?: \\)?\n)+)", text, flags=re.M)[0]
+        files = [by_hash[h] for h in re.findall(r"--hash=(\S+)", hashes)]
+        assert files and all("aarch64" in f or "-none-any" in f for f in files), (pin, files)
 
 
 def bundle_script() -> ModuleType:

@@ -1,6 +1,7 @@
 """The README's `cdk deploy` and `cdk destroy` lines, run with the real CDK CLI up to where AWS is needed.
 
-The CLI (npm package `aws-cdk`) is installed once into `.cdk-cli/` (by `.ci/run`, or here on first
+The CLI (npm package `aws-cdk`, at the version and sha512 of `infra/cdk-cli/package-lock.json`, by
+`npm ci`) is installed once into `.cdk-cli/` (by `.ci/run`, or here on first
 use); without npm or the registry the test skips and says why. Each README line runs as written,
 from the repository root, with no AWS credentials at all:
 
@@ -31,7 +32,9 @@ pytestmark = pytest.mark.slow
 
 CLI_DIR = REPO_ROOT / ".cdk-cli"
 CLI = CLI_DIR / "node_modules" / ".bin" / "cdk"
-CLI_PACKAGE = "aws-cdk@2"
+# The CLI's version and hash: package.json and package-lock.json there (docs/dependencies.md).
+CLI_LOCK = REPO_ROOT / "infra" / "cdk-cli"
+CLI_PACKAGE = "aws-cdk (infra/cdk-cli/package-lock.json)"
 SELECTION_ERRORS = ("more than a single stack", "No stacks match", "Stack selection is ambiguous")
 CREDENTIALS_POINT = "Unable to resolve AWS account"
 TIMEOUT = 180
@@ -52,13 +55,19 @@ def readme_cdk_lines() -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def cdk() -> Path:
-    if CLI.exists():
+    locked = (CLI_LOCK / "package-lock.json").read_text()
+    installed = CLI_DIR / "package-lock.json"
+    if CLI.exists() and installed.is_file() and installed.read_text() == locked:
         return CLI
     npm = shutil.which("npm")
     if npm is None:
         pytest.skip("npm is not installed: cannot install the CDK CLI (aws-cdk) to run the README's commands")
+    CLI_DIR.mkdir(exist_ok=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copyfile(CLI_LOCK / name, CLI_DIR / name)
+    # npm ci: exactly the lock's version, its sha512 checked.
     result = subprocess.run(
-        [npm, "install", "--prefix", str(CLI_DIR), "--no-audit", "--no-fund", CLI_PACKAGE],
+        [npm, "ci", "--prefix", str(CLI_DIR), "--no-audit", "--no-fund"],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     if result.returncode != 0 or not CLI.exists():

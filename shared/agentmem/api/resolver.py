@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from typing import Annotated, Any
 from urllib.parse import unquote
@@ -11,6 +10,7 @@ from urllib.parse import unquote
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path
 from aws_lambda_powertools.event_handler.router import Router
+from pydantic import BeforeValidator, StringConstraints
 
 from agentmem import __version__
 from agentmem.api.errors import register_error_handlers
@@ -22,15 +22,31 @@ MAX_JSON_DEPTH = 32
 MAX_INTEGER_DIGITS = 20
 JSON_TYPE = "application/json"
 
+
+
+def _percent_decoded(value: object) -> object:
+    return unquote(value) if isinstance(value, str) else value
+
+
+# powertools matches routes on the event's `path`, which API Gateway's REST proxy (and `agentmem serve`)
+# leave percent-encoded, and hands each parameter over as matched: `a%40b`, where the id is `a@b`. Each
+# path parameter's type decodes it first (pydantic's public BeforeValidator, which powertools keeps),
+# so the contract's pattern checks the id itself: `a%2Fb` is `a/b`, a 400 on that field.
+PERCENT_DECODED = BeforeValidator(_percent_decoded)
 # Path parameters keep the contract's camelCase names: powertools matches them to arguments by name.
-PathId = Annotated[str, Path(pattern=ID_REGEX, min_length=1, max_length=128)]
+# The constraints sit on the decoded string (StringConstraints, inside the validator), so the OpenAPI
+# document still shows the pattern.
+PathId = Annotated[
+    str, StringConstraints(pattern=ID_REGEX, min_length=1, max_length=128), PERCENT_DECODED, Path()
+]
 # The optional `Idempotency-Key` header of the routes that take one (feedback, turn appends).
 IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key", pattern=ID_REGEX, max_length=128)]
 
 
 class AgentMemResolver(APIGatewayRestResolver):
-    """The REST resolver: oversize bodies refused before any parsing, every body read as one JSON object,
-    and path parameters taken decoded (API Gateway's `pathParameters`: `a%40b` is `a@b`)."""
+    """The REST resolver: oversize bodies refused before any parsing, every body read as one JSON object.
+
+    Path parameters are decoded by their type (`PERCENT_DECODED`), before validation."""
 
     def resolve(self, event: Mapping[str, Any], context: Any) -> dict[str, Any]:
         body = event.get("body") or ""
@@ -41,11 +57,6 @@ class AgentMemResolver(APIGatewayRestResolver):
             if problem is not None:
                 return _invalid_body(problem)
         return super().resolve(_as_json_request(event) if body else event, context)
-
-    def _convert_matches_into_route_keys(self, match: re.Match[str]) -> dict[str, str]:
-        # powertools matches the raw path; API Gateway hands the function each parameter decoded.
-        given = self.current_event.path_parameters or {}
-        return {key: given[key] if key in given else unquote(value) for key, value in match.groupdict().items()}
 
 
 def json_object_problem(body: str) -> str | None:

@@ -19,6 +19,7 @@ from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyItemAlreadyExistsError,
     IdempotencyItemNotFoundError,
+    IdempotencyValidationError,
 )
 from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import STATUS_CONSTANTS, DataRecord
 
@@ -74,7 +75,9 @@ class SqliteIdempotencyStore(BasePersistenceLayer):
                 existing = _to_record(row)
                 # As the DynamoDB layer does with the item its failed condition returns:
                 # a key reused with another payload is a validation error, not "in progress".
-                self._validate_payload(data_payload=data_record, stored_data_record=existing)
+                # (Written out rather than calling the base class's private `_validate_payload`.)
+                if self.payload_validation_enabled and existing.payload_hash != data_record.payload_hash:
+                    raise IdempotencyValidationError("Payload does not match stored record for this event key")
                 raise IdempotencyItemAlreadyExistsError(old_data_record=existing)
             conn.execute(
                 f"INSERT OR REPLACE INTO idempotency_records ({_COLUMNS}) VALUES (?, ?, ?, ?, '', ?)",
