@@ -71,6 +71,16 @@ def test_stack_without_a_region_says_to_give_one(command, no_aws):
 
 
 @pytest.mark.parametrize("command", [
+    ["wall", "--stack", STACK],
+    ["mcp", "--agent", "auditor", "--user", "ana", "--stack", STACK],
+    ["invoke", "retrieve", str(Path(__file__).parents[2] / "events" / "retrieve" / "basic.json"), "--backend", "aws",
+     "--stack", STACK],
+])
+def test_wall_mcp_and_invoke_on_a_stack_without_a_region_say_to_give_one(command, no_aws):
+    fails_in_one_line(*command, expect="region")
+
+
+@pytest.mark.parametrize("command", [
     ["memories", "list", "auditor"],
     ["export", "--agent", "auditor"],
     ["config", "get"],

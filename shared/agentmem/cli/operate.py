@@ -250,7 +250,9 @@ def import_(path: Path, **target: Any) -> None:
         if str(header.get("format", "")).startswith("agentmem.lessons"):
             from agentmem.service.maintenance import import_lessons
 
-            created, existing = import_lessons(services.memory, lines)
+            # Each new lesson is embedded and indexed as it is stored: seconds for a few hundred.
+            with progressbar(lines, label=f"Importing {len(lines) - 1} lesson(s)") as bar:
+                created, existing = import_lessons(services.memory, bar)
             click.echo(f"imported {created} lesson(s); {existing} already present")
         elif str(header.get("format", "")).startswith("agentmem.user"):
             from agentmem.service.user_export import import_user

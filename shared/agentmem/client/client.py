@@ -140,7 +140,8 @@ class MemoryClient:
             stacks = session.client("cloudformation").describe_stacks(StackName=stack_name)["Stacks"]
         except NoRegionError:
             raise MissingCredentials(
-                f"no AWS region to find stack {stack_name!r} in: pass region= or set AWS_DEFAULT_REGION"
+                f"no AWS region to find stack {stack_name!r} in: give a region (region=, --region) or set "
+                "AWS_DEFAULT_REGION"
             ) from None
         except (NoCredentialsError, PartialCredentialsError, ProfileNotFound) as exc:
             raise MissingCredentials(f"no AWS credentials to read stack {stack_name!r}: {exc}") from None
