@@ -53,8 +53,9 @@ def data_target_options(func: F) -> F:
     func = _stack_options(func)
     func = click.option("--data-dir", default=str(DEFAULT_DATA_DIR), show_default=True,
                         type=click.Path(file_okay=False, path_type=Path),
-                        help="The local data folder (used when --stack is not given). A command that writes "
-                             "wants `agentmem serve` on it stopped first, so the server's caches see the change.")(func)
+                        help="The local data folder (used when --stack is not given). export only reads and "
+                             "works beside a running `agentmem serve`; stop the server before a command that "
+                             "writes, so its caches see the change.")(func)
     return func
 
 
