@@ -110,6 +110,12 @@ def test_eval_without_its_file_names_the_path_and_the_folder_to_set(tmp_path, mo
     fails_in_one_line("eval", "locomo", str(tmp_path / "missing.json"), expect=str(tmp_path / "missing.json"))
 
 
+@pytest.mark.parametrize("kind", ["pii", "locomo"])
+def test_eval_of_a_file_that_is_not_json_is_one_line(kind, tmp_path):
+    broken = write_lines(tmp_path / "broken.json", "[{oops")
+    fails_in_one_line("eval", kind, str(broken), expect=f"{broken}: not a")
+
+
 def test_invoke_of_an_event_that_is_not_json_is_one_line(tmp_path):
     event = write_lines(tmp_path / "event.json", "{oops")
     fails_in_one_line("invoke", "retrieve", str(event), "--data-dir", str(tmp_path), expect="not JSON")

@@ -223,7 +223,7 @@ def eval_pii(path: Path | None, as_json: bool, split: bool, detector: str, verbo
     try:
         records = load_records(path)
     except (ValueError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(f"{path}: not a Presidio-format file ({str(exc).splitlines()[0]})") from None
     if detector == "local":
         from agentmem.adapters.local.presidio_pii import LocalPiiDetector
 
@@ -331,6 +331,12 @@ def eval_locomo(path: Path | None, as_json: bool, vector_only: bool, library: bo
 
     quiet_third_parties(verbose)
     path = _eval_file(path, "locomo-dev.json")
+    from agentmem.eval.locomo import load_samples
+
+    try:
+        load_samples(path)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(f"{path}: not a LoCoMo file ({str(exc).splitlines()[0]})") from None
 
     from agentmem.eval.locomo import evaluate, format_table
 
