@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from agentmem.cli.main import cli
-from agentmem.client import MemoryClient, MissingCredentials
+from agentmem.client import MemoryClient, MissingCredentials, MissingRegion
 from click.testing import CliRunner
 
 STACK = "AgentMem-nowhere"
@@ -132,10 +132,11 @@ def test_erase_without_a_subject_is_a_usage_error_not_a_traceback():
 
 
 def test_for_stack_without_a_region_or_credentials_raises_missing_credentials(no_aws):
-    with pytest.raises(MissingCredentials, match="region"):
+    with pytest.raises(MissingRegion, match="region"):
         MemoryClient.for_stack(STACK)
-    with pytest.raises(MissingCredentials, match="credentials"):
+    with pytest.raises(MissingCredentials, match="credentials") as raised:
         MemoryClient.for_stack(STACK, region="eu-west-1")
+    assert not isinstance(raised.value, MissingRegion)
 
 
 def test_as_a_process_a_bad_import_file_prints_no_traceback(tmp_path):

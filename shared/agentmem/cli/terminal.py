@@ -36,9 +36,9 @@ def user_error_message(exc: BaseException) -> str | None:
         ProfileNotFound,
     )
 
-    from agentmem.client.errors import ApiError, MemoryClientError, MissingCredentials
+    from agentmem.client.errors import ApiError, MemoryClientError, MissingCredentials, MissingRegion
 
-    if isinstance(exc, NoRegionError) or (isinstance(exc, MissingCredentials) and "region" in str(exc)):
+    if isinstance(exc, NoRegionError | MissingRegion):
         return "no AWS region: give --region or set AWS_DEFAULT_REGION (or a region in ~/.aws/config)"
     if isinstance(exc, NoCredentialsError | PartialCredentialsError | MissingCredentials):
         return (f"{_first_line(exc)}: configure AWS credentials (aws configure, AWS_PROFILE or "

@@ -133,13 +133,13 @@ class MemoryClient:
             ProfileNotFound,
         )
 
-        from agentmem.client.errors import MemoryClientError, MissingCredentials
+        from agentmem.client.errors import MemoryClientError, MissingCredentials, MissingRegion
 
         try:
             session = boto3.Session(profile_name=profile, region_name=region)
             stacks = session.client("cloudformation").describe_stacks(StackName=stack_name)["Stacks"]
         except NoRegionError:
-            raise MissingCredentials(
+            raise MissingRegion(
                 f"no AWS region to find stack {stack_name!r} in: give a region (region=, --region) or set "
                 "AWS_DEFAULT_REGION"
             ) from None
