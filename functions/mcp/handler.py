@@ -53,7 +53,7 @@ def mcp_request() -> Response[Any]:
     except ImportError as exc:
         logger.warning("MCP endpoint unavailable", extra={"missing": exc.name})
         return error_response(501, "not_implemented", "the MCP endpoint needs the mcp extra: "
-                              "pip install 'agentmem[mcp]'")
+                              "pip install 'tenantmem[mcp]'")
     event = router.current_event.raw_event
     token = OUTER_REQUEST_CONTEXT.set(event.get("requestContext"))
     try:

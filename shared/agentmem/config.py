@@ -225,7 +225,7 @@ def load_settings(**overrides: Any) -> Settings:
     except ValidationError as exc:
         problems = [
             (".".join(str(p) for p in err["loc"]) or "config",
-             "unknown key (a typo? see the configuration table in the README)"
+             "unknown key (a typo? see the table in docs/configuration.md)"
              if err["type"] == "extra_forbidden" else err["msg"])
             for err in exc.errors()
         ]

@@ -297,3 +297,16 @@ def test_redrive_puts_dead_local_events_back_in_the_queue(data_dir):
         assert bus.counts().get("dead", 0) == 0 and [e.event_id for e in bus.due()] == [receipt.event_id]
     finally:
         bus.close()
+
+
+def test_export_reads_a_data_folder_that_a_running_server_is_using(data_dir):
+    import urllib.request
+
+    from tests.integration.serve_process import agentmem_serve
+
+    with agentmem_serve(data_dir, AGENTMEM_ENABLED_AGENTS=AGENT) as url:
+        out = run("export", "--agent", AGENT, "--data-dir", str(data_dir))
+        records = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        assert records[0]["format"].startswith("agentmem.lessons") and len(records) == 3
+        with urllib.request.urlopen(f"{url}/v1/health", timeout=10) as response:
+            assert response.status == 200

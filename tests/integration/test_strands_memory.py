@@ -150,3 +150,24 @@ def test_feedback_before_any_run_says_there_is_nothing_to_rate(memory):
     plugin = AgentMemPlugin(memory, AGENT)
     with pytest.raises(ValueError, match="no run"):
         plugin.feedback("up")
+
+
+def test_on_a_thread_the_model_receives_each_previous_exchange_once_on_the_third_invocation(memory):
+    model = ScriptedModel([{"text": "First answer."}, {"text": "Second answer."}, {"text": "Third answer."}])
+    plugin = AgentMemPlugin(memory, AGENT, user_id="u-7", thread_id="t-3")
+    agent = Agent(model=model, system_prompt=SYSTEM, plugins=[plugin], callback_handler=None)
+
+    agent("Audit the first intro about hiking boots.")
+    agent("Audit the second intro about rain jackets.")
+    agent("Audit the third intro about tents.")
+
+    third = model.calls[2]
+    texts = [b.get("text", "") for m in third["messages"] for b in m["content"]]
+    for said in ("Audit the first intro about hiking boots.", "First answer.",
+                 "Audit the second intro about rain jackets.", "Second answer.",
+                 "Audit the third intro about tents."):
+        assert sum(text.count(said) for text in texts) == 1, (said, texts)
+    roles = [m["role"] for m in third["messages"]]
+    assert roles == ["user", "assistant", "user", "assistant", "user"]
+    # agentmem still holds the thread: a new agent on it gets both exchanges from agentmem's history.
+    assert len(list(memory.iter_turns("u-7", "t-3"))) == 6

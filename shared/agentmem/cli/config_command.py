@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from agentmem.cli.target import Target, stack_outputs, target_options
+from agentmem.cli.target import Target, data_target_options, stack_outputs
 from agentmem.config import RUNTIME_KEYS, ConfigError, Settings, _snake, runtime_values, with_runtime
 
 KEYS = click.Choice(RUNTIME_KEYS)
@@ -28,7 +28,7 @@ def config() -> None:
 
 @config.command(name="get")
 @click.argument("key", type=KEYS, required=False)
-@target_options
+@data_target_options
 def config_get(key: str | None, **target: Any) -> None:
     """Print the run-time settings in force (or only KEY), as JSON."""
     store, chosen = _store(target)
@@ -43,7 +43,7 @@ def config_get(key: str | None, **target: Any) -> None:
 @config.command(name="set")
 @click.argument("key", type=KEYS)
 @click.argument("value")
-@target_options
+@data_target_options
 def config_set(key: str, value: str, **target: Any) -> None:
     """Set KEY to VALUE (JSON, e.g. 3, 0.4, '{"important": 2}'; enabledAgents also as a,b,c).
 
@@ -81,8 +81,6 @@ def _parse(key: str, text: str) -> Any:
 
 def _store(target: dict[str, Any]) -> tuple[Any, Target]:
     chosen = Target.from_options(target)
-    if chosen.url:
-        raise click.UsageError("config works on the settings themselves: use --data-dir or --stack, not --url")
     if chosen.stack:
         import boto3
 

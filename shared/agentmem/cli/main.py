@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -10,10 +11,15 @@ from typing import Any
 import click
 
 from agentmem import __version__
+from agentmem.cli.terminal import AgentmemGroup, progressbar, quiet_third_parties, verbose_option
 from agentmem.config import DEFAULT_DATA_DIR, ConfigError
 
+# The evaluation files live beside a clone (../shared/eval/ in CI), never inside the repository.
+EVAL_DIR_VARIABLE = "AGENTMEM_EVAL_DIR"
+DEFAULT_EVAL_DIR = Path("..") / "shared" / "eval"
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(cls=AgentmemGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="agentmem")
 def cli() -> None:
     """agentmem: persistent, tenant-isolated memory for AI agents.
@@ -51,9 +57,11 @@ def cli() -> None:
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"]),
     help="Log verbosity.",
 )
-def serve(host: str, port: int, data_dir: Path, log_level: str) -> None:
+@verbose_option
+def serve(host: str, port: int, data_dir: Path, log_level: str, verbose: bool) -> None:
     """Run the HTTP API locally on the embedded backends (SQLite, in-process vectors, local model)."""
     logging.basicConfig(level=log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    quiet_third_parties(verbose)
     import signal
 
     from agentmem.local.security import UnsafeBind
@@ -117,7 +125,6 @@ def invoke(
     """
     import contextlib
     import json
-    import os
 
     from functions.catalog import FUNCTIONS
 
@@ -175,8 +182,21 @@ def eval_group() -> None:
     """Measure agentmem on public evaluation data (PII detection, LoCoMo recall)."""
 
 
+def _eval_file(path: Path | None, name: str) -> Path:
+    """PATH, or NAME in $AGENTMEM_EVAL_DIR (default ../shared/eval/, beside the clone as in CI)."""
+    folder = Path(os.environ.get(EVAL_DIR_VARIABLE) or DEFAULT_EVAL_DIR)
+    chosen = path if path is not None else folder / name
+    if not chosen.is_file():
+        how = "" if path is not None else (f" (the default: {name} in ${EVAL_DIR_VARIABLE}, else {DEFAULT_EVAL_DIR}/)")
+        raise click.ClickException(
+            f"{chosen} not found{how}: give the file as PATH or set {EVAL_DIR_VARIABLE} to the folder holding {name} "
+            f"(../shared/eval/ beside the clone in CI)"
+        )
+    return chosen
+
+
 @eval_group.command(name="pii")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help='Print one JSON object {"by_type": {TYPE: {...}}}.')
 @click.option("--split", is_flag=True,
               help="Also score the file's two halves by record index (A: even, B: odd), to see whether a "
@@ -184,14 +204,18 @@ def eval_group() -> None:
 @click.option("--detector", type=click.Choice(["local", "regex"]), default="local", show_default=True,
               help="The local backend's full detector (structured rules and Presidio over spaCy), or the "
                    "structured rules alone.")
-def eval_pii(path: Path, as_json: bool, split: bool, detector: str) -> None:
+@verbose_option
+def eval_pii(path: Path | None, as_json: bool, split: bool, detector: str, verbose: bool) -> None:
     """Precision and recall per entity type of the local PII detector on a Presidio-format file.
 
-    PATH is a JSON list of {"full_text", "spans": [{"entity_type", "start_position", "end_position"}]},
-    e.g. ../shared/eval/pii-dev.json. Each type with a target is marked met or MISSED; gold DOMAIN_NAME
-    is scored as URL and GPE as LOCATION.
+    PATH is a JSON list of {"full_text", "spans": [{"entity_type", "start_position", "end_position"}]};
+    without it, pii-dev.json in $AGENTMEM_EVAL_DIR, else ../shared/eval/ (beside the clone, as in CI).
+    Each type with a target is marked met or MISSED; gold DOMAIN_NAME is scored as URL and GPE as LOCATION.
     """
     import json
+
+    quiet_third_parties(verbose)
+    path = _eval_file(path, "pii-dev.json")
 
     from agentmem.adapters.local.pii_regex import RegexPiiDetector
     from agentmem.eval.pii import TARGETS, evaluate_detector, format_table, load_records, split_records
@@ -199,7 +223,7 @@ def eval_pii(path: Path, as_json: bool, split: bool, detector: str) -> None:
     try:
         records = load_records(path)
     except (ValueError, OSError) as exc:
-        raise click.ClickException(str(exc)) from None
+        raise click.ClickException(f"{path}: not a Presidio-format file ({str(exc).splitlines()[0]})") from None
     if detector == "local":
         from agentmem.adapters.local.presidio_pii import LocalPiiDetector
 
@@ -209,7 +233,10 @@ def eval_pii(path: Path, as_json: bool, split: bool, detector: str) -> None:
     parts: dict[str, list[Any]] = {"all": list(records)}
     if split:
         parts["A"], parts["B"] = split_records(records)
-    results = {name: evaluate_detector(chosen, part) for name, part in parts.items()}
+    results = {}
+    for name, part in parts.items():
+        with progressbar(part, label=f"Scoring {name} ({len(part)} records)") as bar:
+            results[name] = evaluate_detector(chosen, bar)
     if as_json:
         click.echo(json.dumps(results["all"] if not split else results, indent=2))
         return
@@ -230,13 +257,13 @@ def eval_pii(path: Path, as_json: bool, split: bool, detector: str) -> None:
               help="Who audits: a model on an OpenAI-compatible endpoint (AGENTMEM_OPENAI_BASE_URL and "
                    "AGENTMEM_OPENAI_MODEL), Bedrock Converse (AGENTMEM_LLM_MODEL_ID), or the rule-based auditor "
                    "(none). auto takes the first of these that is configured.")
-def demo(url: str | None, token: str | None, batch: bool, llm: str) -> None:
+@verbose_option
+def demo(url: str | None, token: str | None, batch: bool, llm: str, verbose: bool) -> None:
     """The Brand Voice Audit: feedback on a few runs, and the next runs flag less.
 
     Ends with the line `flags: BEFORE -> AFTER`.
     """
     import contextlib
-    import os
 
     from agentmem.client import MemoryClient
     from agentmem.demo.runner import AUDITOR, OTHER_AGENT, local_service
@@ -244,6 +271,7 @@ def demo(url: str | None, token: str | None, batch: bool, llm: str) -> None:
 
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     logging.basicConfig(level=logging.WARNING)
+    quiet_third_parties(verbose)
     llm_call = _demo_llm(llm)
     service = contextlib.nullcontext(url) if url else local_service([AUDITOR, OTHER_AGENT])
     with service as base_url:
@@ -279,7 +307,7 @@ def _demo_llm(kind: str):  # type: ignore[no-untyped-def]
 
 
 @eval_group.command(name="locomo")
-@click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--json", "as_json", is_flag=True,
               help='Print one JSON object {"overall": {"5": r, ...}, "by_category": {...}} (recall as a fraction).')
 @click.option("--vector-only", is_flag=True,
@@ -288,16 +316,27 @@ def _demo_llm(kind: str):  # type: ignore[no-untyped-def]
               help="Measure the turn search library alone (no API, no masking, no retrieve), for comparison.")
 @click.option("--retriever", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True,
               help="With --library: the hybrid search, or one of its two indexes alone.")
-def eval_locomo(path: Path, as_json: bool, vector_only: bool, library: bool, retriever: str) -> None:
+@verbose_option
+def eval_locomo(path: Path | None, as_json: bool, vector_only: bool, library: bool, retriever: str,
+                verbose: bool) -> None:
     """Recall@5/10/25/50 of `retrieve`'s recalled turns on a LoCoMo file, per category and overall.
 
     Each conversation is ingested through the HTTP API as a new user would (one thread per session,
     turns appended in order, indexing awaited), each question asked with `retrieve` in a new thread
     (recallK 50, tokenBudget 32000); recall is the share of a question's evidence turns among the top
     k recalled, as in the LoCoMo paper. Also prints tokens per answer and retrieve latency p50/p95.
-    e.g. agentmem eval locomo ../shared/eval/locomo-dev.json
+    Without PATH: locomo-dev.json in $AGENTMEM_EVAL_DIR, else ../shared/eval/ (beside the clone, as in CI).
     """
     import json
+
+    quiet_third_parties(verbose)
+    path = _eval_file(path, "locomo-dev.json")
+    from agentmem.eval.locomo import load_samples
+
+    try:
+        load_samples(path)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(f"{path}: not a LoCoMo file ({str(exc).splitlines()[0]})") from None
 
     from agentmem.eval.locomo import evaluate, format_table
 
@@ -307,7 +346,13 @@ def eval_locomo(path: Path, as_json: bool, vector_only: bool, library: bool, ret
         return
     from agentmem.eval.locomo_api import evaluate_through_api, format_extras
 
-    result = evaluate_through_api(path, keyword_side=not vector_only)
+    # Minutes on the whole file.
+    with progressbar(length=1, label="Ingesting and asking, conversation by conversation") as bar:
+        def advance(done: int, total: int) -> None:
+            bar.length = total
+            bar.update(done - bar.pos)
+
+        result = evaluate_through_api(path, keyword_side=not vector_only, progress=advance)
     click.echo(json.dumps(result, indent=2) if as_json else format_table(result) + "\n" + format_extras(result))
 
 

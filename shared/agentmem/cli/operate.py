@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import itertools
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
-from agentmem.cli.target import Target, target_options
+from agentmem.cli.target import Target, data_target_options, target_options
+from agentmem.cli.terminal import progressbar
 
 
 def _fail_on_api_errors(call: Any) -> Any:
@@ -181,7 +181,7 @@ def erase(user_id: str | None, agent_id: str | None, yes: bool, **target: Any) -
 
 @click.command()
 @click.option("--agent", "agents", multiple=True, help="Only this agent (repeatable); default: every agent.")
-@target_options
+@data_target_options
 def reindex(agents: tuple[str, ...], **target: Any) -> None:
     """Rebuild the vector index from the record store: embed every live lesson again and index it."""
     from agentmem.service.maintenance import iter_lessons, reindex_lessons
@@ -190,7 +190,7 @@ def reindex(agents: tuple[str, ...], **target: Any) -> None:
     memory = services.memory
     chosen = list(agents) or memory.store.list_agents_with_memories(memory.tenant)
     total = sum(1 for agent in chosen for _ in iter_lessons(memory, agent))
-    with click.progressbar(length=total, label="Re-indexing lessons", file=sys.stderr) as bar:
+    with progressbar(length=total, label="Re-indexing lessons") as bar:
         report = reindex_lessons(memory, chosen, progress=bar.update)
     for agent, count in sorted(report.by_agent.items()):
         click.echo(f"{agent}: {count} lesson(s)")
@@ -202,7 +202,7 @@ def reindex(agents: tuple[str, ...], **target: Any) -> None:
 @click.option("--user", "user_id", help="Export this user's memory: profile, facts and masked transcripts.")
 @click.option("--thread", "threads", multiple=True, help="With --user: a thread whose turns to include (repeatable).")
 @click.option("-o", "--output", type=click.File("w"), default="-", show_default=True, help="JSON Lines file.")
-@target_options
+@data_target_options
 def export(agent_id: str | None, user_id: str | None, threads: tuple[str, ...], output: Any, **target: Any) -> None:
     """Write an agent's or a user's memory as JSON Lines."""
     if bool(agent_id) == bool(user_id):
@@ -225,21 +225,36 @@ def export(agent_id: str | None, user_id: str | None, threads: tuple[str, ...], 
 
 @click.command(name="import")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@target_options
+@data_target_options
 def import_(path: Path, **target: Any) -> None:
     """Load a JSON Lines file written by `agentmem export` (same ids: importing twice adds nothing)."""
     from agentmem.domain.errors import InvalidInput
 
-    services = Target.from_options(target).services()
-    lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    lines = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            lines.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise click.ClickException(
+                f"{path}, line {number}: not JSON ({exc.msg}); give a file written by `agentmem export`"
+            ) from None
     header = lines[0] if lines else {}
+    if not isinstance(header, dict) or not all(isinstance(line, dict) for line in lines):
+        raise click.ClickException(
+            f"{path}: every line must be a JSON object; give a file written by `agentmem export`"
+        )
+    services = Target.from_options(target).services()
     try:
-        if header.get("format", "").startswith("agentmem.lessons"):
+        if str(header.get("format", "")).startswith("agentmem.lessons"):
             from agentmem.service.maintenance import import_lessons
 
-            created, existing = import_lessons(services.memory, lines)
+            # Each new lesson is embedded and indexed as it is stored: seconds for a few hundred.
+            with progressbar(lines, label=f"Importing {len(lines) - 1} lesson(s)") as bar:
+                created, existing = import_lessons(services.memory, bar)
             click.echo(f"imported {created} lesson(s); {existing} already present")
-        elif header.get("format", "").startswith("agentmem.user"):
+        elif str(header.get("format", "")).startswith("agentmem.user"):
             from agentmem.service.user_export import import_user
 
             click.echo(import_user(services, lines))
@@ -254,7 +269,7 @@ def import_(path: Path, **target: Any) -> None:
 @click.option("--rotate-local-key", is_flag=True,
               help="Locally: first add a new key-encryption key to the data folder's key file, then re-wrap "
                    "under it (old KEKs keep unwrapping until everything is re-wrapped).")
-@target_options
+@data_target_options
 def rewrap(user_id: str | None, rotate_local_key: bool, **target: Any) -> None:
     """Re-wrap users' data keys under the current key-encryption key (KMS key or the local key file).
 
@@ -274,7 +289,7 @@ def rewrap(user_id: str | None, rotate_local_key: bool, **target: Any) -> None:
 @click.command()
 @click.option("--limit", type=click.IntRange(1, 100_000), default=1000, show_default=True,
               help="At most this many events.")
-@target_options
+@data_target_options
 def redrive(limit: int, **target: Any) -> None:
     """Send events that exhausted their retries back to their consumers (after fixing the cause).
 
@@ -303,8 +318,6 @@ def redrive(limit: int, **target: Any) -> None:
         click.echo(f"bus: redrove {report.redriven} event(s); {report.unreadable} unreadable message(s) left in the "
                    f"queue; {len(report.failed)} failed to publish (left in the queue)")
         return
-    if chosen.url:
-        raise click.UsageError("redrive works on the data itself: use --data-dir or --stack, not --url")
     bus = chosen.services().memory.bus
     click.echo(f"redrove {bus.redrive_dead()} dead event(s); the worker of `agentmem serve` delivers them")
 

@@ -35,10 +35,8 @@ OPTIONAL_STACK_OUTPUT_SETTINGS = {
 
 
 def target_options(func: F) -> F:
-    """--data-dir / --url / --stack: the three places a command can act on."""
-    func = click.option("--region", help="AWS region of --stack (default: your AWS configuration).")(func)
-    func = click.option("--stack", help="A deployed TenantStack's name: its outputs give the endpoint and "
-                                        "resources; requests are signed with your AWS credentials.")(func)
+    """--data-dir / --url / --stack: the three places a command over the API can act on."""
+    func = _stack_options(func)
     func = click.option("--token", envvar="AGENTMEM_API_TOKEN",
                         help="Bearer token of a local server started with AGENTMEM_API_TOKEN.")(func)
     func = click.option("--url", help="A running agentmem server (e.g. http://127.0.0.1:8765).")(func)
@@ -47,6 +45,24 @@ def target_options(func: F) -> F:
                         help="The local data folder (used when neither --url nor --stack is given). Stop "
                              "`agentmem serve` on it first, or use --url, so its caches see the change.")(func)
     return func
+
+
+def data_target_options(func: F) -> F:
+    """--data-dir / --stack: for a command that works on the stored data itself, which the HTTP API does not
+    expose (export, import, reindex, rewrap, redrive, config); so it offers no --url."""
+    func = _stack_options(func)
+    func = click.option("--data-dir", default=str(DEFAULT_DATA_DIR), show_default=True,
+                        type=click.Path(file_okay=False, path_type=Path),
+                        help="The local data folder (used when --stack is not given). export only reads and "
+                             "works beside a running `agentmem serve`; stop the server before a command that "
+                             "writes, so its caches see the change.")(func)
+    return func
+
+
+def _stack_options(func: F) -> F:
+    func = click.option("--region", help="AWS region of --stack (default: your AWS configuration).")(func)
+    return click.option("--stack", help="A deployed TenantStack's name: its outputs give the endpoint and "
+                                        "resources; requests are signed with your AWS credentials.")(func)
 
 
 @dataclass
@@ -80,8 +96,6 @@ class Target:
         from agentmem.config import load_settings, reset_settings
         from agentmem.wiring import build_services
 
-        if self.url:
-            raise click.UsageError("this command works on the data itself: use --data-dir or --stack, not --url")
         if self.stack:
             os.environ.update(stack_settings(self.stack, self.region))
             os.environ["AGENTMEM_BACKEND"] = "aws"
@@ -123,13 +137,27 @@ class InProcessTransport:
 def stack_outputs(stack: str, region: str | None) -> dict[str, str]:
     """A stack's CloudFormation outputs."""
     import boto3
-    from botocore.exceptions import BotoCoreError, ClientError
+    from botocore.exceptions import (
+        BotoCoreError,
+        ClientError,
+        NoCredentialsError,
+        NoRegionError,
+        PartialCredentialsError,
+    )
 
     try:
         cloudformation = boto3.client("cloudformation", region_name=region)
         description = cloudformation.describe_stacks(StackName=stack)["Stacks"][0]
+    except NoRegionError:
+        raise click.ClickException(
+            f"cannot read stack {stack}: no AWS region; give --region or set AWS_DEFAULT_REGION"
+        ) from None
+    except (NoCredentialsError, PartialCredentialsError):
+        raise click.ClickException(
+            f"cannot read stack {stack}: no AWS credentials; configure them (aws configure, AWS_PROFILE)"
+        ) from None
     except (BotoCoreError, ClientError) as exc:
-        raise click.ClickException(f"cannot read stack {stack}: {exc}") from None
+        raise click.ClickException(f"cannot read stack {stack}: {str(exc).splitlines()[0]}") from None
     return {o["OutputKey"]: o["OutputValue"] for o in description.get("Outputs", [])}
 
 

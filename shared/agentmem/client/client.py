@@ -58,6 +58,13 @@ def _segment(value: str | int) -> str:
     return quote(str(value), safe="")
 
 
+# CloudFormation's answers to credentials that are there but not valid (expired, unknown, mis-signed).
+_CREDENTIAL_ERROR_CODES = frozenset({
+    "ExpiredToken", "ExpiredTokenException", "InvalidClientTokenId", "UnrecognizedClientException",
+    "SignatureDoesNotMatch", "InvalidSignatureException", "AuthFailure",
+})
+
+
 class MemoryClient:
     """A client for agentmem's HTTP API.
 
@@ -118,9 +125,31 @@ class MemoryClient:
         """A client for a deployed tenant stack: the URL is the stack's `ApiUrl` output; requests are
         signed with the caller's AWS credentials (the same ones that read the stack)."""
         import boto3
+        from botocore.exceptions import (
+            ClientError,
+            NoCredentialsError,
+            NoRegionError,
+            PartialCredentialsError,
+            ProfileNotFound,
+        )
 
-        session = boto3.Session(profile_name=profile, region_name=region)
-        stacks = session.client("cloudformation").describe_stacks(StackName=stack_name)["Stacks"]
+        from agentmem.client.errors import MemoryClientError, MissingCredentials, MissingRegion
+
+        try:
+            session = boto3.Session(profile_name=profile, region_name=region)
+            stacks = session.client("cloudformation").describe_stacks(StackName=stack_name)["Stacks"]
+        except NoRegionError:
+            raise MissingRegion(
+                f"no AWS region to find stack {stack_name!r} in: give a region (region=, --region) or set "
+                "AWS_DEFAULT_REGION"
+            ) from None
+        except (NoCredentialsError, PartialCredentialsError, ProfileNotFound) as exc:
+            raise MissingCredentials(f"no AWS credentials to read stack {stack_name!r}: {exc}") from None
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if code in _CREDENTIAL_ERROR_CODES:
+                raise MissingCredentials(f"AWS refused the credentials reading stack {stack_name!r}: {code}") from None
+            raise MemoryClientError(f"cannot read stack {stack_name!r}: {exc}") from None
         outputs = {o["OutputKey"]: o["OutputValue"] for o in stacks[0].get("Outputs", [])}
         url = outputs.get("ApiUrl")
         if url is None:

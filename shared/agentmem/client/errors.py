@@ -14,6 +14,10 @@ class MissingCredentials(MemoryClientError):
     """The endpoint needs SigV4 and no AWS credentials (or no region) could be found."""
 
 
+class MissingRegion(MissingCredentials):
+    """No AWS region could be found (for signing, or for reading a stack): the MissingCredentials of a region."""
+
+
 class TransportError(MemoryClientError):
     """No HTTP answer: the connection failed or timed out, after every retry allowed."""
 

@@ -57,9 +57,9 @@ class SigV4Signer:
                 if self._region is None:
                     self._region = self._botocore_session().get_config_variable("region")
         if not self._region:
-            from agentmem.client.errors import MissingCredentials
+            from agentmem.client.errors import MissingRegion
 
-            raise MissingCredentials(
+            raise MissingRegion(
                 "no AWS region for SigV4: pass region=..., use an execute-api URL, or set AWS_REGION"
             )
         return self._region

@@ -33,7 +33,7 @@ import logging
 import sys
 import tempfile
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -115,8 +115,11 @@ def evaluate_through_api(
     embedder: Embedder | None = None,
     ks: Sequence[int] = KS,
     limit_conversations: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Recall@k of `retrieve`'s `recalled` turns on a LoCoMo file, per category and overall.
+
+    `progress(done, total)` is called after each conversation (a progress bar's hook).
 
     Returns the same shape as `agentmem.eval.locomo.evaluate`, plus `tokens` and `latency_ms`.
     """
@@ -193,6 +196,8 @@ def evaluate_through_api(
                     if status != 200:
                         raise RuntimeError(f"retrieve failed: {status} {answer}")
                     default_tokens.append(int(answer["tokens"]))
+                if progress is not None:
+                    progress(conversations, len(samples))
         finally:
             app.close()
             quiet.setLevel(level)

