@@ -43,7 +43,7 @@ def test_the_lock_records_every_requirement_of_pyproject_and_no_other() -> None:
 def test_a_requirement_missing_from_the_lock_and_one_only_in_the_lock_are_both_named(tmp_path: Path) -> None:
     pyproject = edited_pyproject(
         tmp_path,
-        ('  "click>=8.1",\n', '  "click>=8.1",\n  "attrs>=23",\n'),
+        ('  "pydantic>=2.7",\n', '  "pydantic>=2.7",\n  "attrs>=23",\n'),
         ('  "ruff>=0.6",\n', ""),
         ('"pydantic>=2.7"', '"pydantic>=2.8"'),
     )
@@ -61,8 +61,8 @@ def test_a_requirement_missing_from_the_lock_and_one_only_in_the_lock_are_both_n
 def test_a_renamed_project_still_agrees_with_the_lock_written_before_the_rename(tmp_path: Path) -> None:
     pyproject = edited_pyproject(
         tmp_path,
-        ('name = "agentmem"', 'name = "agentmem-renamed"'),
-        ('"agentmem[cdk,', '"agentmem-renamed[cdk,'),
+        ('name = "tenantmem"', 'name = "tenantmem-renamed"'),
+        ('"tenantmem[cdk,', '"tenantmem-renamed[cdk,'),
     )
 
     assert lock.consistency_problems(pyproject) == []
@@ -72,7 +72,7 @@ def test_an_extra_or_build_backend_out_of_step_is_named(tmp_path: Path) -> None:
     pyproject = edited_pyproject(
         tmp_path,
         ('strands = ["strands-agents>=1.20"]\n', 'strands = ["strands-agents>=1.20"]\nspare = []\n'),
-        ('requires = ["setuptools>=68", "wheel"]', 'requires = ["setuptools>=70", "wheel"]'),
+        ('requires = ["setuptools>=70.1"]', 'requires = ["setuptools>=70", "wheel"]'),
     )
 
     problems = lock.consistency_problems(pyproject)
