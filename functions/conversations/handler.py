@@ -26,6 +26,7 @@ MAX_UNMASK_CHARS = 100_000
 MAX_SEQ = 999_999_999_999
 PROFILE_ROUTES = "functions.conversations.profile_routes"
 ITEM_ROUTES = "functions.conversations.item_routes"
+USER_ROUTES = "functions.conversations.user_routes"
 
 router = Router()
 
@@ -217,6 +218,8 @@ def _routers() -> list[Router]:
         found.append(importlib.import_module(PROFILE_ROUTES).router)
     if importlib.util.find_spec(ITEM_ROUTES) is not None:
         found.append(importlib.import_module(ITEM_ROUTES).router)
+    if importlib.util.find_spec(USER_ROUTES) is not None:
+        found.append(importlib.import_module(USER_ROUTES).router)
     return found
 
 
