@@ -178,7 +178,8 @@ is an AES-256-GCM ciphertext decryptable only with the user's data key, and that
 wrapped (KMS, the tenant key) in the key store: a DynamoDB table of its own without point-in-time
 recovery or streams (locally `keys.db`, a file apart from the data files). (2) Every record of the
 user is deleted: transcripts, vault entries and counters, the facts and their vectors, the profile
-and its versions, the runs made for the user (every agent's, found through a per-user index).
+and its versions, the runs made for the user (every agent's, found through a per-user index), and the
+user's entry in the users listing (`GET /v1/users`).
 Locally every SQLite file of the data folder is then checkpointed (`wal_checkpoint(TRUNCATE)`),
 with `secure_delete` on, so neither a file nor its `-wal` keeps a deleted row.
 
