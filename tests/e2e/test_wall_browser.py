@@ -446,7 +446,9 @@ def test_users_tab_lists_users_paged_and_by_id_prefix_and_a_click_shows_the_user
     assert serious_violations(page) == []
 
 
-def test_the_verdict_filters_text_is_not_clipped(page, wall):
+@pytest.mark.parametrize("viewport", ["page", "narrow_page"])
+def test_the_verdict_filters_text_is_not_clipped(viewport, request, wall):
+    page = request.getfixturevalue(viewport)
     page.get_by_role("tab", name="Runs").click()
     select = page.locator("#run-verdict")
     for option in ("none", "down", "up", "any"):
