@@ -26,6 +26,7 @@ MAX_UNMASK_CHARS = 100_000
 MAX_SEQ = 999_999_999_999
 PROFILE_ROUTES = "functions.conversations.profile_routes"
 ITEM_ROUTES = "functions.conversations.item_routes"
+USER_ROUTES = "functions.conversations.user_routes"
 
 router = Router()
 
@@ -177,7 +178,8 @@ is an AES-256-GCM ciphertext decryptable only with the user's data key, and that
 wrapped (KMS, the tenant key) in the key store: a DynamoDB table of its own without point-in-time
 recovery or streams (locally `keys.db`, a file apart from the data files). (2) Every record of the
 user is deleted: transcripts, vault entries and counters, the facts and their vectors, the profile
-and its versions, the runs made for the user (every agent's, found through a per-user index).
+and its versions, the runs made for the user (every agent's, found through a per-user index), and the
+user's entry in the users listing (`GET /v1/users`).
 Locally every SQLite file of the data folder is then checkpointed (`wal_checkpoint(TRUNCATE)`),
 with `secure_delete` on, so neither a file nor its `-wal` keeps a deleted row.
 
@@ -219,6 +221,8 @@ def _routers() -> list[Router]:
         found.append(importlib.import_module(PROFILE_ROUTES).router)
     if importlib.util.find_spec(ITEM_ROUTES) is not None:
         found.append(importlib.import_module(ITEM_ROUTES).router)
+    if importlib.util.find_spec(USER_ROUTES) is not None:
+        found.append(importlib.import_module(USER_ROUTES).router)
     return found
 
 

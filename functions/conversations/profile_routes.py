@@ -14,7 +14,7 @@ from typing import Annotated, Any
 
 from agentmem.api.resolver import PERCENT_DECODED, PathId, no_content
 from agentmem.domain.errors import InvalidInput
-from agentmem.domain.facts import Fact
+from agentmem.domain.facts import MAX_FACT_CHARS, Fact
 from agentmem.domain.timestamps import iso_utc
 from agentmem.service.facts import FactService
 from agentmem.service.profiles import ProfileService, ProfileView
@@ -39,6 +39,16 @@ class ProfileEditRequest(BaseModel):
         min_length=1, max_length=MAX_PROFILE_CHARS,
         description="The profile document (frontmatter is ignored: the service keeps it) or its body alone, "
         "with the six sections of the schema in order.",
+    )
+
+
+class FactEditRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str = Field(
+        min_length=1, max_length=MAX_FACT_CHARS, pattern=r"\S",
+        description="The fact as it should read: one line (whitespace is collapsed); personal data in it is "
+        "masked like a turn's",
     )
 
 
@@ -154,6 +164,16 @@ def list_facts(
 ) -> dict[str, Any]:
     page = facts().list_facts(userId, limit, cursor, include_superseded)
     return {"items": [fact_json(f) for f in page.items], "nextCursor": page.next_cursor}
+
+
+@router.patch(
+    "/v1/users/<userId>/facts/<factId>",
+    summary="Correct a fact's text (masked like a turn, found by its new meaning); 200 with the fact",
+    description="The fact keeps its id, subject, sources and validity. A superseded fact's text can be "
+    "corrected too; it stays superseded and is never recalled. 404 for a fact the user does not have.",
+)
+def update_fact(userId: PathId, factId: PathId, request: Annotated[FactEditRequest, Body()]) -> dict[str, Any]:
+    return fact_json(facts().update_text(userId, factId, request.text))
 
 
 @router.delete("/v1/users/<userId>/facts/<factId>", summary="Delete a fact; it is never recalled again")

@@ -36,6 +36,7 @@ from agentmem.service.runtime_settings import RuntimeSettings
 from agentmem.service.turn_recall import TurnRecallService
 from agentmem.service.turn_search import HybridTurnRetriever
 from agentmem.service.user_memory import UserMemoryService
+from agentmem.service.user_search import UserSearchService
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.utilities.idempotency import BasePersistenceLayer
@@ -58,6 +59,7 @@ class Services:
     items: ItemService | None = None
     consolidation: ConsolidationService | None = None
     turn_recall: TurnRecallService | None = None
+    user_search: UserSearchService | None = None
     lexical: LexicalIndex | None = None
     # powertools' idempotency records of feedback (api/idempotency.py): built on the first request with a key.
     idempotency_store: BasePersistenceLayer | None = None
@@ -244,6 +246,9 @@ def build_services(
         conversations=conversations, user_memory=user_memory,
         profiles=profiles, facts=facts, consolidation=consolidation, idempotency_store=idempotency_store,
         turn_recall=turn_recall, lexical=lexical, items=items,
+        user_search=UserSearchService(
+            masker=conversations.mask_text, embedder=memory.embedder, facts=facts, recall=turn_recall, items=items
+        ),
     )
     if settings.backend == "aws" and settings.settings_parameter:
         from agentmem.adapters.aws.ssm_settings import SsmSettingsParameter
@@ -415,7 +420,8 @@ def build_user_memory(
         masker=conversations.mask_text,
     )
     facts = FactService(
-        tenant=settings.tenant, store=fact_store, vectors=memory.vectors, embedder=memory.embedder, llm=model
+        tenant=settings.tenant, store=fact_store, vectors=memory.vectors, embedder=memory.embedder, llm=model,
+        masker=conversations.mask_text,
     )
     consolidation = ConsolidationService(
         tenant=settings.tenant, transcripts=conversations.transcripts, profiles=profiles, facts=facts, llm=model

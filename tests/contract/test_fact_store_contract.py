@@ -127,3 +127,22 @@ def test_users_and_tenants_are_apart_and_deleting_a_user_removes_only_theirs(fac
     assert fact_store.get("acme", "bob", "fact_0001") == fact(1, user="bob")
     assert fact_store.get("other", "ana", "fact_0001") == fact(1, tenant="other")
     assert fact_store.delete_user("acme", "ana") == 0
+
+
+def test_setting_a_facts_text_changes_only_its_text_and_reads_back(fact_store):
+    original = fact(1, subject="home")
+    fact_store.add(original)
+
+    updated = fact_store.set_text("acme", "ana", "fact_0001", "User lives in {{PII_LOCATION_0a1b2c3d_1}} ✓")
+
+    assert updated == Fact(**{**original.__dict__, "text": "User lives in {{PII_LOCATION_0a1b2c3d_1}} ✓"})
+    assert fact_store.get("acme", "ana", "fact_0001") == updated
+
+
+def test_setting_the_text_of_a_fact_that_does_not_exist_writes_nothing(fact_store):
+    fact_store.add(fact(1))
+
+    assert fact_store.set_text("acme", "ana", "fact_0009", "new") is None
+    assert fact_store.set_text("acme", "bob", "fact_0001", "new") is None
+    assert fact_store.get("acme", "bob", "fact_0001") is None
+    assert fact_store.get("acme", "ana", "fact_0001").text == "User fact 1 ✓"

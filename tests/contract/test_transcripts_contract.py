@@ -360,3 +360,101 @@ def test_a_keyed_append_whose_turns_were_deleted_appends_again(transcripts: Any)
     again = transcripts.append("acme", "alice", "t1", turns("hello", "hi"), T0 + 3, key=keyed("k1", "hello", "hi"))
     assert [t.seq for t in again] == [2, 3]
     assert contents(transcripts.list_turns("acme", "alice", "t1", limit=10).items) == ["kept", "hello", "hi"]
+
+
+# Listing users and threads
+
+
+def test_users_are_listed_by_id_from_their_first_turn_with_when_they_were_first_seen(transcripts: Any) -> None:
+    transcripts.append("acme", "bob", "t1", turns("hi"), T0 + 5)
+    transcripts.append("acme", "alice", "t1", turns("hi"), T0)
+    transcripts.append("acme", "alice", "t2", turns("again"), T0 + 9)
+    transcripts.append("other", "carol", "t1", turns("hi"), T0)
+
+    page = transcripts.list_users("acme", limit=10)
+
+    assert [(u.user_id, u.created_at) for u in page.items] == [("alice", T0), ("bob", T0 + 5)]
+    assert page.next_cursor is None
+
+
+def test_users_page_through_every_user_once_and_filter_by_prefix(transcripts: Any) -> None:
+    ids = ["a-1", "a-2", "a-3", "a_4", "ab", "b-1"]
+    for n, user in enumerate(ids):
+        transcripts.append("acme", user, "t1", turns("hi"), T0 + n)
+
+    seen, cursor = [], None
+    while True:
+        page = transcripts.list_users("acme", limit=2, cursor=cursor)
+        seen += [u.user_id for u in page.items]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    prefixed = transcripts.list_users("acme", limit=2, prefix="a-")
+    rest = transcripts.list_users("acme", limit=2, prefix="a-", cursor=prefixed.next_cursor)
+
+    assert seen == ids
+    assert [u.user_id for u in prefixed.items + rest.items] == ["a-1", "a-2", "a-3"]
+    assert rest.next_cursor is None
+
+
+def test_a_users_cursor_of_another_prefix_or_tenant_is_invalid_input(transcripts: Any) -> None:
+    for user in ("a-1", "a-2", "a-3"):
+        transcripts.append("acme", user, "t1", turns("hi"), T0)
+    cursor = transcripts.list_users("acme", limit=1).next_cursor
+
+    for tenant, prefix, bad in (("acme", "a-", cursor), ("other", "", cursor), ("acme", "", "not-a-cursor")):
+        with pytest.raises(InvalidInput):
+            transcripts.list_users(tenant, limit=1, prefix=prefix, cursor=bad)
+
+
+def test_an_erased_user_is_not_listed_but_one_whose_threads_were_deleted_still_is(transcripts: Any) -> None:
+    transcripts.append("acme", "alice", "t1", turns("hi"), T0)
+    transcripts.append("acme", "bob", "t1", turns("hi"), T0)
+    transcripts.truncate("acme", "bob", "t1", 1)
+
+    transcripts.delete_user("acme", "alice")
+
+    assert [u.user_id for u in transcripts.list_users("acme", limit=10).items] == ["bob"]
+
+
+def test_threads_are_listed_newest_activity_first_with_their_last_seq(transcripts: Any) -> None:
+    transcripts.append("acme", "alice", "old", turns("a", "b"), T0)
+    transcripts.append("acme", "alice", "busy", turns("a"), T0 + 1)
+    transcripts.append("acme", "alice", "new", turns("a"), T0 + 2)
+    transcripts.append("acme", "alice", "busy", turns("b", "c"), T0 + 3)
+    transcripts.append("acme", "bob", "theirs", turns("a"), T0 + 4)
+
+    page = transcripts.list_threads("acme", "alice", limit=10)
+
+    assert [(t.thread_id, t.last_seq, t.last_activity_at) for t in page.items] == [
+        ("busy", 3, T0 + 3), ("new", 1, T0 + 2), ("old", 2, T0),
+    ]
+    assert page.next_cursor is None
+
+
+def test_threads_page_through_every_thread_once_ties_broken_by_thread_id(transcripts: Any) -> None:
+    for thread in ("t1", "t2", "t3", "t4", "t5"):
+        transcripts.append("acme", "alice", thread, turns("a"), T0)
+
+    seen, cursor = [], None
+    while True:
+        page = transcripts.list_threads("acme", "alice", limit=2, cursor=cursor)
+        seen += [t.thread_id for t in page.items]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+
+    assert seen == ["t5", "t4", "t3", "t2", "t1"]
+
+
+def test_a_deleted_thread_is_not_listed_and_a_threads_cursor_of_another_user_is_invalid(transcripts: Any) -> None:
+    transcripts.append("acme", "alice", "t1", turns("a"), T0)
+    transcripts.append("acme", "alice", "t2", turns("a"), T0 + 1)
+    transcripts.append("acme", "alice", "t3", turns("a"), T0 + 2)
+    transcripts.truncate("acme", "alice", "t2", 1)
+    cursor = transcripts.list_threads("acme", "alice", limit=1).next_cursor
+
+    assert [t.thread_id for t in transcripts.list_threads("acme", "alice", limit=10).items] == ["t3", "t1"]
+    assert transcripts.list_threads("acme", "nobody", limit=10).items == []
+    with pytest.raises(InvalidInput):
+        transcripts.list_threads("acme", "bob", limit=1, cursor=cursor)

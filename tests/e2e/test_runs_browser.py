@@ -188,6 +188,10 @@ def test_an_editor_gives_a_thumbs_down_from_the_queue_and_finds_the_lesson_on_th
         give_thumbs_down(page, view, VERDICT, view.get_by_role("button", name="Send feedback").dblclick,
                          by_keyboard=True)
         lesson = one_lesson_and_out_of_the_queue(served, "auditor", served.queued, VERDICT)
+        # "Feedback so far" is read again: the verdict just given is listed, "None yet" is gone.
+        expect(view.locator("#run-view-feedback li")).to_have_count(1)
+        expect(view.locator("#run-view-feedback")).to_contain_text(VERDICT)
+        expect(view.locator("#run-view-feedback")).not_to_contain_text("None yet")
         # The run left the queue in the page too.
         expect(card(page, served.queued)).to_have_count(0)
         expect(page.locator("#runs-summary")).to_contain_text(f"Run {served.queued} left this list")
@@ -312,6 +316,45 @@ def test_the_widget_on_a_host_page_of_another_origin_gives_one_lesson_through_th
                 wall.locator("#run-agent").select_option("writer")
                 expect(wall.locator("#runs-summary")).to_have_text("No run of writer awaits a verdict.")
                 assert serious_violations(wall) == []
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+REFUSED_HOST_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Run {run_id} · another origin</title>
+<script src="{agentmem}{widget}" defer></script></head>
+<body><main><h1>Run {run_id}</h1>
+<agentmem-feedback agent-id="writer" run-id="{run_id}" endpoint="{agentmem}"></agentmem-feedback>
+</main></body></html>"""
+
+
+def test_the_widget_pointed_at_a_server_that_refuses_its_page_says_why_with_the_status(browser, served):
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route
+
+    async def page_of_another_origin(_: Any) -> HTMLResponse:
+        page = REFUSED_HOST_PAGE.format(run_id=served.for_widget, agentmem=served.url, widget=WIDGET_PATH)
+        return HTMLResponse(page)
+
+    server = LocalHttpServer(Starlette(routes=[Route("/", page_of_another_origin)]), "127.0.0.1", 0)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    wait_until(lambda: server.started, 10)
+    host = f"http://localhost:{server.server_address[1]}"
+    try:
+        with opened(browser, f"{host}/", DESKTOP) as page:
+            widget = page.locator("agentmem-feedback")
+            widget.get_by_role("button", name="Thumbs down").click()
+            widget.get_by_label("What should the agent learn?").fill("Refused: this verdict never arrives.")
+            widget.get_by_role("button", name="Send feedback").click()
+
+            alert = widget.get_by_role("alert")
+            expect(alert).to_contain_text("refused this page (HTTP 403 cross_site_refused)")
+            expect(alert).to_contain_text("cross-site requests are refused (Sec-Fetch-Site: cross-site)")
+            expect(alert).not_to_contain_text("Could not reach")
+            shoot(page, "widget-refused")
+        assert lessons_with(served, "writer", "Refused: this verdict never arrives.") == []
     finally:
         server.shutdown()
         server.server_close()

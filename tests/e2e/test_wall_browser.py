@@ -420,6 +420,50 @@ def test_users_tab_shows_profile_and_facts_read_only_until_edit_and_a_409_is_exp
     assert final.version == newer.version + 1 and "- dbt" in final.markdown and "Airflow" not in final.markdown
 
 
+DIRECTORY_USERS = [f"p-{n:02d}" for n in range(55)]  # more than one page of the Users tab's list (50)
+
+
+def test_users_tab_lists_users_paged_and_by_id_prefix_and_a_click_shows_the_user(page, wall):
+    for user_id in DIRECTORY_USERS:
+        wall.client.append_turns(user_id, "t-1", [("user", "hello")])
+
+    page.get_by_role("tab", name="Users").click()
+    listed = page.locator("#user-list button")
+    expect(listed).to_have_count(50)
+    assert listed.all_inner_texts()[:2] == ["p-00", "p-01"]
+    page.get_by_role("button", name="Load more users").click()
+    expect(listed).to_have_count(len(DIRECTORY_USERS) + 1)
+    expect(page.get_by_role("button", name="Load more users")).to_be_hidden()
+    assert listed.all_inner_texts()[-1] == USER
+
+    page.get_by_label("Find users by the start of their id").fill("u-")
+    expect(listed).to_have_count(1)
+    expect(page.locator("#user-directory-summary")).to_have_text('1 user starting with "u-"')
+    listed.first.click()
+    expect(page.locator("#facts-card")).to_contain_text("data engineer")
+    expect(listed.first).to_have_attribute("aria-current", "true")
+    shoot(page, "desktop-user-directory")
+    assert serious_violations(page) == []
+
+
+@pytest.mark.parametrize("viewport", ["page", "narrow_page"])
+def test_the_verdict_filters_text_is_not_clipped(viewport, request, wall):
+    page = request.getfixturevalue(viewport)
+    page.get_by_role("tab", name="Runs").click()
+    select = page.locator("#run-verdict")
+    for option in ("none", "down", "up", "any"):
+        select.select_option(option)
+        room, needed = select.evaluate("""(el) => {
+            const style = getComputedStyle(el);
+            const ctx = document.createElement("canvas").getContext("2d");
+            ctx.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+            const text = ctx.measureText(el.options[el.selectedIndex].text).width;
+            // The arrow of a select takes about 20px of its padding box on the right.
+            return [el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20, text];
+        }""")
+        assert needed <= room, (option, needed, room)
+
+
 def test_narrow_screen_has_no_sideways_scroll_and_works(narrow_page, wall):
     page = narrow_page
     assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"]

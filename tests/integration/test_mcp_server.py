@@ -174,6 +174,9 @@ BAD_ARGUMENTS: dict[str, dict[str, Any]] = {
     "edit_profile": {"markdown": "x"},
     "list_facts": {"includeSuperseded": "maybe"},
     "delete_fact": {"factId": ""},
+    "update_fact": {"factId": "f1", "text": ""},
+    "search_memory": {"query": "x", "kinds": ["runs"]},
+    "list_threads": {"limit": 0},
     "unmask": {"text": 42},
 }
 
@@ -300,3 +303,25 @@ def test_the_mcp_lambda_handler_answers_tools_list_and_tools_call_on_api_gateway
         assert stream["statusCode"] == 405 and json.loads(stream["body"])["error"]["code"] == "method_not_allowed"
     finally:
         app.close()
+
+
+def test_the_user_can_search_their_memory_list_threads_and_correct_a_fact_through_tools(local):
+    async def steps(c: Client) -> None:
+        for thread, text in (("t-1", "I know Python and I like ramen."), ("t-2", "Hello again.")):
+            turns = [{"role": "user", "content": text}]
+            payload(await c.call_tool("append_turns", {"threadId": thread, "turns": turns}))
+
+        async def facts() -> list[Any]:
+            return payload(await c.call_tool("list_facts", {}))["items"]
+
+        (python,) = [f for f in await eventually(facts) if "Python" in f["text"]]
+        threads = payload(await c.call_tool("list_threads", {}))
+        found = payload(await c.call_tool("search_memory", {"query": "what food", "kinds": ["turns"], "limit": 1}))
+        updated = payload(await c.call_tool("update_fact", {"factId": python["factId"], "text": "User knows Rust"}))
+        again = payload(await c.call_tool("search_memory", {"query": "Rust", "kinds": ["facts"], "limit": 1}))
+
+        assert [t["threadId"] for t in threads["items"]] == ["t-2", "t-1"]
+        assert [t["content"] for t in found["turns"]] == ["I know Python and I like ramen."]
+        assert updated["text"] == "User knows Rust" and again["facts"][0]["factId"] == python["factId"]
+
+    call(build_server(local, Identity(AGENT, USER, "t-1")), steps)

@@ -256,7 +256,7 @@ def test_an_execute_api_url_is_signed_by_default_with_its_region(monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
     client = MemoryClient("https://abc123.execute-api.ap-south-1.amazonaws.com/prod/")
-    headers = client._headers("GET", client.url + "/v1/health", {}, b"")
+    headers = client.policy.signed_headers("GET", client.url + "/v1/health", {}, b"")
     assert client.url == "https://abc123.execute-api.ap-south-1.amazonaws.com/prod"
     assert headers["Host"] == "abc123.execute-api.ap-south-1.amazonaws.com"
     assert "/ap-south-1/execute-api/aws4_request" in headers["Authorization"]

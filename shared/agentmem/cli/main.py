@@ -361,9 +361,10 @@ def _register_operator_commands() -> None:
     from agentmem.cli.mcp import mcp
     from agentmem.cli.operate import COMMANDS
     from agentmem.cli.runs import runs
+    from agentmem.cli.users import users
     from agentmem.cli.wall import wall
 
-    for command in (*COMMANDS, runs, wall, config, mcp):
+    for command in (*COMMANDS, runs, wall, config, mcp, users):
         cli.add_command(command)
 
 

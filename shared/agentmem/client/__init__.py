@@ -1,9 +1,10 @@
-"""agentmem's Python client: `MemoryClient` for the whole HTTP API, typed results and errors.
+"""agentmem's Python client: `MemoryClient` for the whole HTTP API (`AsyncMemoryClient`: the same, async).
 
 Three lines (docs/client.md has the rest): build a client, retrieve before the run, give feedback after it,
 `MemoryClient(url).retrieve(agent_id, input)`, then `.set_output(...)` and `.feedback(agent_id, run_id, "down", why)`.
 """
 
+from agentmem.client.async_client import AsyncMemoryClient
 from agentmem.client.client import MemoryClient
 from agentmem.client.errors import (
     ApiError,
@@ -39,13 +40,19 @@ from agentmem.client.models import (
     RunPage,
     RunSummary,
     StoredItem,
+    ThreadPage,
+    ThreadSummary,
     Turn,
     TurnPage,
+    UserPage,
+    UserSearchResult,
+    UserSummary,
 )
 
 __all__ = [
     "AgentRun",
     "ApiError",
+    "AsyncMemoryClient",
     "Conflict",
     "Fact",
     "FeedbackReceipt",
@@ -71,12 +78,17 @@ __all__ = [
     "RunSummary",
     "ServerError",
     "StoredItem",
+    "ThreadPage",
+    "ThreadSummary",
     "Throttled",
     "TooLarge",
     "TransportError",
     "Turn",
     "TurnPage",
     "UnexpectedResponse",
+    "UserPage",
+    "UserSearchResult",
+    "UserSummary",
     "ValidationError",
     "converse_request",
     "converse_text",

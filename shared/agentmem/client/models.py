@@ -80,6 +80,7 @@ class RecalledTurn(ApiModel):
     role: str
     content: str
     score: float
+    created_at: datetime | None = None
 
 
 class RetrieveResult(ApiModel):
@@ -210,6 +211,43 @@ class Profile(ApiModel):
 
 class ProfileVersion(Profile):
     """One version in a profile's history."""
+
+
+class UserSummary(ApiModel):
+    """A user of the tenant (listed from their first turn until erased)."""
+
+    user_id: str
+    created_at: datetime | None = None
+
+
+class UserPage(ApiModel):
+    items: list[UserSummary]
+    next_cursor: str | None = None
+
+
+class ThreadSummary(ApiModel):
+    """A user's thread: how many turns it holds and when one was last appended."""
+
+    thread_id: str
+    turn_count: int
+    last_activity_at: datetime | None = None
+
+
+class ThreadPage(ApiModel):
+    items: list[ThreadSummary]
+    next_cursor: str | None = None
+
+
+SearchKind = Literal["facts", "turns", "items"]
+
+
+class UserSearchResult(ApiModel):
+    """What a search of a user's memory found, best first within each kind (masked); no run was recorded."""
+
+    facts: list[Fact] = Field(default_factory=list)
+    turns: list[RecalledTurn] = Field(default_factory=list)
+    items: list[StoredItem] = Field(default_factory=list)
+    degraded: list[str] = Field(default_factory=list)
 
 
 class Health(ApiModel):

@@ -202,7 +202,8 @@ class Guard:
             return None
         reason = cross_site_reason(headers, scope.get("scheme", "http"))
         if reason is not None:
-            return 403, "cross_site_refused", f"cross-site requests are refused ({reason})", {}
+            readable = readable_by(headers) if method != "OPTIONS" else {}  # a preflight gets no permission
+            return 403, "cross_site_refused", f"cross-site requests are refused ({reason})", readable
         if self.token and not bearer_token_ok(headers, self.token):
             return 403, "forbidden", "missing or wrong bearer token", {}
         return None
@@ -214,6 +215,19 @@ class Guard:
             method in methods and (path == prefix or path.startswith(prefix + "/"))
             for prefix, methods in self.open_paths
         )
+
+
+def readable_by(headers: Mapping[str, str]) -> dict[str, str]:
+    """CORS headers that let the calling page read a cross-site refusal (why, not any data), or none.
+
+    Without them the browser hides the 403 from the page, and the feedback widget could only say it
+    could not reach the server; with them its probe (a simple GET, no preflight) reads the refusal.
+    A preflight is never answered with them: nothing but a simple request is let past the browser.
+    """
+    origin = headers.get("origin", "").strip()
+    if not origin or origin == "null":
+        return {}
+    return {"Access-Control-Allow-Origin": origin, "Vary": "Origin"}
 
 
 class EveryPath(BaseRoute):

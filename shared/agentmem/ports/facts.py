@@ -43,6 +43,10 @@ class FactStore(Protocol):
     def subjects(self, tenant: str, user_id: str) -> list[str]:
         """The distinct subjects of the user's active facts."""
 
+    def set_text(self, tenant: str, user_id: str, fact_id: str, text: str) -> Fact | None:
+        """Replace a fact's text (everything else stays, superseded or not); the fact as now stored,
+        or None, writing nothing, when there is no such fact."""
+
     def delete(self, tenant: str, user_id: str, fact_id: str) -> bool:
         """Remove a fact for good; False when there was none."""
 

@@ -63,6 +63,23 @@ class StoredTurn:
     created_at: float
 
 
+@dataclass(frozen=True)
+class UserSummary:
+    """A user of the tenant: listed from their first stored turn until they are erased."""
+
+    user_id: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class ThreadSummary:
+    """A thread with at least one turn: its newest `seq` and when a turn was last appended."""
+
+    thread_id: str
+    last_seq: int
+    last_activity_at: float
+
+
 class TranscriptStore(Protocol):
     """Append-only turns. Every call names tenant and user; nothing reads across either.
 
@@ -108,6 +125,24 @@ class TranscriptStore(Protocol):
         The next append continues after the turns kept: a `seq` removed is given again.
         """
 
+    def list_users(
+        self, tenant: str, *, limit: int, cursor: str | None = None, prefix: str = ""
+    ) -> Page[UserSummary]:
+        """The tenant's users whose id starts with `prefix`, by user id (code point order).
+
+        A user is listed from the append that stored their first turn (deleting threads does not
+        unlist them) until `delete_user`. Raises InvalidInput for a cursor this listing did not return.
+        """
+
+    def list_threads(
+        self, tenant: str, user_id: str, *, limit: int, cursor: str | None = None
+    ) -> Page[ThreadSummary]:
+        """The user's threads that hold a turn, newest activity first (ties: thread id, descending).
+
+        A thread appended to while pages are read moves to the front: it is not met again in the
+        pages after. Raises InvalidInput for a cursor this listing did not return.
+        """
+
     def remember_append_key(self, tenant: str, user_id: str, thread_id: str, to_seq: int, key: str) -> None:
         """Record that the append ending at `to_seq` carried the client's Idempotency-Key `key`."""
 
@@ -146,3 +181,57 @@ def decode_turn_cursor(cursor: str, tenant: str, user_id: str, thread_id: str) -
     if not valid:
         raise InvalidInput("invalid cursor", [{"field": "cursor", "message": "not a cursor this API returned"}])
     return int(plain["s"])
+
+
+def _bad_cursor() -> InvalidInput:
+    return InvalidInput("invalid cursor", [{"field": "cursor", "message": "not a cursor this API returned"}])
+
+
+def _encode(plain: object) -> str:
+    return base64.urlsafe_b64encode(json.dumps(plain, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
+def _decode(cursor: str) -> object:
+    try:
+        return json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
+    except (ValueError, TypeError, binascii.Error):
+        raise _bad_cursor() from None
+
+
+def encode_user_cursor(tenant: str, prefix: str, last_user_id: str) -> str:
+    """An opaque cursor of the users listing: the last user id of a page, bound to the tenant and prefix."""
+    return _encode({"u": last_user_id, "b": hashlib.sha256(f"{tenant}/{prefix}".encode()).hexdigest()[:12]})
+
+
+def decode_user_cursor(cursor: str, tenant: str, prefix: str) -> str:
+    """The user id a users cursor continues after; InvalidInput unless this listing returned it."""
+    plain = _decode(cursor)
+    binding = hashlib.sha256(f"{tenant}/{prefix}".encode()).hexdigest()[:12]
+    if not (isinstance(plain, dict) and set(plain) == {"u", "b"} and isinstance(plain["u"], str)
+            and plain["b"] == binding):
+        raise _bad_cursor()
+    return str(plain["u"])
+
+
+def encode_thread_cursor(tenant: str, user_id: str, last: ThreadSummary) -> str:
+    """An opaque cursor of a user's threads: the (activity, thread id) of a page's last thread."""
+    binding = hashlib.sha256(f"{tenant}/{user_id}".encode()).hexdigest()[:12]
+    return _encode({"a": last.last_activity_at, "t": last.thread_id, "b": binding})
+
+
+def decode_thread_cursor(cursor: str, tenant: str, user_id: str) -> tuple[float, str]:
+    """The (activity, thread id) a threads cursor continues after; InvalidInput unless this listing returned it."""
+    plain = _decode(cursor)
+    binding = hashlib.sha256(f"{tenant}/{user_id}".encode()).hexdigest()[:12]
+    if not (isinstance(plain, dict) and set(plain) == {"a", "t", "b"} and isinstance(plain["t"], str)
+            and isinstance(plain["a"], int | float) and not isinstance(plain["a"], bool) and plain["b"] == binding):
+        raise _bad_cursor()
+    return float(plain["a"]), str(plain["t"])
+
+
+def threads_after(threads: Sequence[ThreadSummary], after: tuple[float, str] | None) -> list[ThreadSummary]:
+    """`threads` newest activity first, from just after the position `after` (both adapters page this way)."""
+    ordered = sorted(threads, key=lambda t: (t.last_activity_at, t.thread_id), reverse=True)
+    if after is None:
+        return ordered
+    return [t for t in ordered if (t.last_activity_at, t.thread_id) < after]

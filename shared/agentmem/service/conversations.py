@@ -45,7 +45,15 @@ from agentmem.ports.clock import now
 from agentmem.ports.events import DomainEvent, EventBus
 from agentmem.ports.pii import PiiDetector
 from agentmem.ports.records import Page
-from agentmem.ports.transcripts import AppendKey, NewTurn, StoredTurn, TranscriptStore, turns_fingerprint
+from agentmem.ports.transcripts import (
+    AppendKey,
+    NewTurn,
+    StoredTurn,
+    ThreadSummary,
+    TranscriptStore,
+    UserSummary,
+    turns_fingerprint,
+)
 from agentmem.ports.vault import KeyProvider, KeyStore, VaultEntry, VaultStore, WrappedDataKey
 from agentmem.ports.vectors import VectorIndex, VectorKind
 from agentmem.service.vault_values import VaultValueIndex
@@ -143,6 +151,14 @@ class ConversationService:
         if not page.items and not self.transcripts.thread_exists(self.tenant, user_id, thread_id):
             raise NotFound(f"thread {thread_id} of user {user_id} not found")
         return page
+
+    def list_users(self, limit: int, cursor: str | None = None, prefix: str = "") -> Page[UserSummary]:
+        """The tenant's users (from their first turn until erased) whose id starts with `prefix`, by id."""
+        return self.transcripts.list_users(self.tenant, limit=limit, cursor=cursor, prefix=prefix)
+
+    def list_threads(self, user_id: str, limit: int, cursor: str | None = None) -> Page[ThreadSummary]:
+        """The user's threads that hold a turn, newest activity first (none for an unknown user)."""
+        return self.transcripts.list_threads(self.tenant, user_id, limit=limit, cursor=cursor)
 
     def remember_append_key(self, user_id: str, thread_id: str, stored: Sequence[StoredTurn], key: str) -> None:
         """Record the Idempotency-Key of an append that stored `stored`, so deleting its turns finds it."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from agentmem.domain.errors import BackendUnavailable, NotFound
+from agentmem.domain.errors import BackendUnavailable, InvalidInput, NotFound
 from agentmem.domain.facts import (
     RESTATEMENT_SIMILARITY,
     SAME_SUBJECT_SIMILARITY,
@@ -61,6 +61,9 @@ class FactService:
     vectors: VectorIndex
     embedder: Embedder
     llm: LanguageModel | None = None
+    # Masks a user's text with their tokens (ConversationService.mask_text): a fact the user edits is
+    # masked like a turn. Without it, an edit is refused rather than stored unmasked.
+    masker: Callable[[str, str], str] | None = None
     same_subject_similarity: float = SAME_SUBJECT_SIMILARITY
     restatement_similarity: float = RESTATEMENT_SIMILARITY
     clock: Callable[[], float] = field(default=now)
@@ -154,6 +157,30 @@ class FactService:
         return self.store.list_facts(
             self.tenant, user_id, limit=limit, cursor=cursor, include_superseded=include_superseded
         )
+
+    def update_text(self, user_id: str, fact_id: str, text: str) -> Fact:
+        """The user's correction of a fact: `text` masked, stored, and re-indexed by its new meaning.
+
+        Masked and embedded before anything is written, so a failure there changes nothing; a
+        superseded fact keeps being history (its text changes, it is not indexed again). NotFound
+        for a fact the user does not have; BackendUnavailable when a backend fails (sent again, the
+        edit completes).
+        """
+        if self.masker is None:
+            raise BackendUnavailable("pii", "fact edits need the PII masker, which is not wired")
+        if self.store.get(self.tenant, user_id, fact_id) is None:
+            raise NotFound(f"fact {fact_id} of user {user_id} not found")
+        line = " ".join(text.split())  # one line, as learnt facts are; never cut after masking (a token would break)
+        if not line:
+            raise InvalidInput("invalid fact text", [{"field": "text", "message": "the text is blank"}])
+        masked = self.masker(user_id, line)
+        vector = self.embedder.embed([masked])[0]
+        updated = self.store.set_text(self.tenant, user_id, fact_id, masked)
+        if updated is None:  # deleted meanwhile
+            raise NotFound(f"fact {fact_id} of user {user_id} not found")
+        if updated.status == "active":
+            self._index(updated, vector)
+        return updated
 
     def delete(self, user_id: str, fact_id: str) -> None:
         """Delete a fact for good: the record first (never served again), then its vector."""

@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+import numpy as np
+
 from agentmem.domain.errors import InvalidInput, NotFound
 from agentmem.domain.item_filter import matches
 from agentmem.domain.pii import AGENT_SUBJECT_PREFIX, agent_subject
@@ -128,6 +130,17 @@ class ItemService:
         # The query is masked like the values: its personal data reaches no embedder, and becomes the
         # owner's token, as in the items that hold it.
         vector = self.embedder.embed([self._mask(owner_kind, owner_id, query)])[0]
+        return self._nearest(owner_kind, owner_id, vector, prefix, filter, now)[offset : offset + limit]
+
+    def nearest(self, owner_kind: OwnerKind, owner_id: str, vector: np.ndarray, limit: int) -> list[ItemHit]:
+        """The owner's indexed items most similar to `vector` (a query masked and embedded by the caller),
+        best first; reading them does not restart their TTL."""
+        return self._nearest(owner_kind, owner_id, vector, (), None, self.clock())[:limit]
+
+    def _nearest(
+        self, owner_kind: OwnerKind, owner_id: str, vector: np.ndarray, prefix: tuple[str, ...],
+        filter: dict[str, Any] | None, now: float,
+    ) -> list[ItemHit]:
         found = self.vectors.search(VectorQuery(
             tenant=self.tenant, kind="item", owner_id=vector_owner(owner_kind, owner_id), vector=vector,
             k=SEARCH_CANDIDATES,
@@ -141,7 +154,7 @@ class ItemService:
             for hit, ident in zip(found, ids, strict=True)
             if ident in items and matches(items[ident].value, filter)
         ]
-        return scored[offset : offset + limit]
+        return scored
 
     def namespaces(self, owner_kind: OwnerKind, owner_id: str) -> list[tuple[str, ...]]:
         return self.store.namespaces(self.tenant, owner_kind, owner_id, now=self.clock())

@@ -13,10 +13,13 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from agentmem.adapters.aws.dynamodb_table import (
     CONDITION_FAILED,
     DynamoDbStore,
     DynamoDbTable,
+    error_code,
     from_attributes,
     to_attributes,
 )
@@ -132,6 +135,21 @@ class DynamoDbFactStore(DynamoDbStore):
 
     def subjects(self, tenant: str, user_id: str) -> list[str]:
         return sorted({f.subject for f in self._all(tenant, user_id) if f.status == "active"})
+
+    def set_text(self, tenant: str, user_id: str, fact_id: str, text: str) -> Fact | None:
+        try:
+            with self.table.errors():
+                response = self.client.update_item(
+                    TableName=self.table_name, Key=fact_key(tenant, user_id, fact_id),
+                    UpdateExpression="SET #text = :text", ConditionExpression="attribute_exists(pk)",
+                    ExpressionAttributeNames={"#text": "text"}, ExpressionAttributeValues={":text": {"S": text}},
+                    ReturnValues="ALL_NEW",
+                )
+        except ClientError as exc:
+            if error_code(exc) == "ConditionalCheckFailedException":
+                return None
+            raise
+        return item_to_fact(response["Attributes"])
 
     def delete(self, tenant: str, user_id: str, fact_id: str) -> bool:
         with self.table.errors():

@@ -6,6 +6,8 @@ Keys (`#` cannot occur in an identifier, so no crafted id reaches another partit
 - turn:    pk `T#{tenant}#U#{user}#TH#{thread}`, sk `TURN#{seq:012d}`
 - answer of a keyed append: pk as the turns, sk `APPEND#{sha256 of the Idempotency-Key}`: `fingerprint`,
   `firstSeq`, `lastSeq`, `createdAt`, and `ttl` (DynamoDB deletes it after APPEND_KEY_SECONDS)
+- user:    pk `T#{tenant}#USERS`, sk `U#{user}`: `createdAt`, written by the append that creates a thread
+  (in its transaction) and deleted last by an erase; the users listing reads this partition in order
 - append key: pk `T#{tenant}#U#{user}#TH#{thread}#KEYS`, sk `KEY#{toSeq:012d}#{sha256(key)}`: the
   Idempotency-Key of a keyed append, by the seq of its last turn (found again when its turns go)
 
@@ -39,13 +41,20 @@ from agentmem.ports.transcripts import (
     AppendKey,
     NewTurn,
     StoredTurn,
+    ThreadSummary,
+    UserSummary,
+    decode_thread_cursor,
     decode_turn_cursor,
+    decode_user_cursor,
+    encode_thread_cursor,
     encode_turn_cursor,
+    encode_user_cursor,
     key_conflict,
+    threads_after,
 )
 
-# One transaction holds at most 100 items: the thread item, the append key's item and 98 turns.
-MAX_TURNS_PER_APPEND = 98
+# One transaction holds at most 100 items: the thread item, the append key's item, the user item and 97 turns.
+MAX_TURNS_PER_APPEND = 97
 MAX_APPEND_ATTEMPTS = 8
 # Appends (and the vault's entries) retry inside a conversation request: shorter waits than the record store's.
 BACKOFF_BASE_SECONDS = 0.02
@@ -58,6 +67,19 @@ def user_pk(tenant: str, user_id: str) -> str:
 
 def thread_key(tenant: str, user_id: str, thread_id: str) -> dict[str, Any]:
     return {"pk": {"S": user_pk(tenant, user_id)}, "sk": {"S": f"THREAD#{thread_id}"}}
+
+
+def users_pk(tenant: str) -> str:
+    return f"T#{tenant}#USERS"
+
+
+def user_key(tenant: str, user_id: str) -> dict[str, Any]:
+    return {"pk": {"S": users_pk(tenant)}, "sk": {"S": f"U#{user_id}"}}
+
+
+# Below and above every character an id may hold (`A-Z a-z 0-9 . _ : @ -`): bounds of a key range.
+BELOW_ID_CHARS = "!"
+ABOVE_ID_CHARS = "~"
 
 
 def turns_pk(tenant: str, user_id: str, thread_id: str) -> str:
@@ -110,6 +132,8 @@ class DynamoDbTranscriptStore:
                 items = [self._advance(stored, last), *(self._put(t) for t in stored)]
                 if key is not None:
                     items.append(self._put_key(stored, key))
+                if thread is None:  # a new thread: its user is listed (again, after a truncated thread)
+                    items.append(self._register_user(stored[0]))
                 reasons = table.transact(items, append_token(stored, key))
                 if not reasons:
                     return stored
@@ -209,6 +233,8 @@ class DynamoDbTranscriptStore:
                 table.batch_delete(table.keys_with_prefix(append_keys_pk(tenant, user_id, thread_id)))
                 # The thread item goes last: an erase interrupted half-way still finds the thread again.
                 table.batch_delete([key])
+            # Unlisted only when every thread is gone.
+            table.batch_delete([user_key(tenant, user_id)])
 
     def has_threads(self, tenant: str, user_id: str) -> bool:
         with self.table.errors():
@@ -218,6 +244,47 @@ class DynamoDbTranscriptStore:
                 ExpressionAttributeValues={":pk": {"S": user_pk(tenant, user_id)}, ":threads": {"S": "THREAD#"}},
             )
         return bool(response.get("Items"))
+
+    def list_users(
+        self, tenant: str, *, limit: int, cursor: str | None = None, prefix: str = ""
+    ) -> Page[UserSummary]:
+        low = f"U#{prefix}"
+        if cursor:
+            low = max(low, f"U#{decode_user_cursor(cursor, tenant, prefix)}{BELOW_ID_CHARS}")
+        with self.table.errors():
+            response = self.table.client.query(
+                TableName=self.table.table_name, ConsistentRead=True, Limit=limit + 1,
+                KeyConditionExpression="pk = :pk AND sk BETWEEN :low AND :high",
+                ExpressionAttributeValues={
+                    ":pk": {"S": users_pk(tenant)}, ":low": {"S": low}, ":high": {"S": f"U#{prefix}{ABOVE_ID_CHARS}"},
+                },
+            )
+        items = response.get("Items", [])
+        page = [
+            UserSummary(item["sk"]["S"].removeprefix("U#"), float(item["createdAt"]["N"])) for item in items[:limit]
+        ]
+        more = len(items) > limit or "LastEvaluatedKey" in response
+        return Page(page, encode_user_cursor(tenant, prefix, page[-1].user_id) if more and page else None)
+
+    def list_threads(
+        self, tenant: str, user_id: str, *, limit: int, cursor: str | None = None
+    ) -> Page[ThreadSummary]:
+        after = decode_thread_cursor(cursor, tenant, user_id) if cursor else None
+        # Activity order is not the key order: the user's thread items are read and sorted (one
+        # query, a page per 1 MB; a thread item is small).
+        with self.table.errors():
+            threads = [
+                ThreadSummary(item["sk"]["S"].removeprefix("THREAD#"), int(item["lastSeq"]["N"]),
+                              float(item["updatedAt"]["N"]))
+                for item in self.table.query(
+                    KeyConditionExpression="pk = :pk AND begins_with(sk, :threads)",
+                    ExpressionAttributeValues={":pk": {"S": user_pk(tenant, user_id)}, ":threads": {"S": "THREAD#"}},
+                )
+            ]
+        ordered = threads_after(threads, after)
+        page = ordered[:limit]
+        more = len(ordered) > limit
+        return Page(page, encode_thread_cursor(tenant, user_id, page[-1]) if more and page else None)
 
     def truncate(self, tenant: str, user_id: str, thread_id: str, from_seq: int) -> list[StoredTurn]:
         table = self.table
@@ -302,6 +369,15 @@ class DynamoDbTranscriptStore:
                 ":new": {"N": str(stored[-1].seq)}, ":last": {"N": str(last)},
                 ":thread": {"S": first.thread_id}, ":now": {"N": repr(first.created_at)},
             },
+        }}
+
+    def _register_user(self, first: StoredTurn) -> dict[str, Any]:
+        return {"Update": {
+            "TableName": self.table.table_name,
+            "Key": user_key(first.tenant, first.user_id),
+            "UpdateExpression": "SET createdAt = if_not_exists(createdAt, :now), #type = :type",
+            "ExpressionAttributeNames": {"#type": "type"},
+            "ExpressionAttributeValues": {":now": {"N": repr(first.created_at)}, ":type": {"S": "user"}},
         }}
 
     def _put(self, turn: StoredTurn) -> dict[str, Any]:

@@ -106,6 +106,14 @@ class SqliteFactStore:
             ).fetchall()
         return [r["subject"] for r in rows]
 
+    def set_text(self, tenant: str, user_id: str, fact_id: str, text: str) -> Fact | None:
+        with self._db.transaction() as conn:
+            row = conn.execute(
+                "UPDATE facts SET text=? WHERE tenant=? AND user_id=? AND fact_id=? RETURNING *",
+                (text, tenant, user_id, fact_id),
+            ).fetchone()
+        return _fact(row) if row else None
+
     def delete(self, tenant: str, user_id: str, fact_id: str) -> bool:
         with self._db.transaction() as conn:
             cur = conn.execute(

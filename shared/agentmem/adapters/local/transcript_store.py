@@ -18,8 +18,14 @@ from agentmem.ports.transcripts import (
     AppendKey,
     NewTurn,
     StoredTurn,
+    ThreadSummary,
+    UserSummary,
+    decode_thread_cursor,
     decode_turn_cursor,
+    decode_user_cursor,
+    encode_thread_cursor,
     encode_turn_cursor,
+    encode_user_cursor,
     key_conflict,
 )
 
@@ -42,6 +48,16 @@ CREATE TABLE IF NOT EXISTS append_keys (
     idempotency_key TEXT NOT NULL,
     PRIMARY KEY (tenant, user_id, thread_id, to_seq, idempotency_key)
 ) WITHOUT ROWID;
+-- The tenant's users (GET /v1/users): a row from a user's first turn until the user is erased.
+CREATE TABLE IF NOT EXISTS users (
+    tenant TEXT NOT NULL, user_id TEXT NOT NULL, created_at REAL NOT NULL,
+    PRIMARY KEY (tenant, user_id)
+) WITHOUT ROWID;
+-- A data folder from before the users table: its users come from their turns, once (the condition is
+-- checked before any turn is read, so an opened folder with users costs nothing here).
+INSERT OR IGNORE INTO users (tenant, user_id, created_at)
+    SELECT tenant, user_id, MIN(created_at) FROM turns WHERE NOT EXISTS (SELECT 1 FROM users)
+    GROUP BY tenant, user_id;
 """
 
 
@@ -92,6 +108,10 @@ class SqliteTranscriptStore:
                 " VALUES (?,?,?,?,?,?,?,?)",
                 [(t.tenant, t.user_id, t.thread_id, t.seq, t.role, t.content, t.tokens, t.created_at)
                  for t in stored],
+            )
+            conn.execute(
+                "INSERT OR IGNORE INTO users (tenant, user_id, created_at) VALUES (?,?,?)",
+                (tenant, user_id, created_at),
             )
             if key is not None:
                 # REPLACE: a key older than APPEND_KEY_SECONDS answers no more and is taken over.
@@ -155,6 +175,7 @@ class SqliteTranscriptStore:
             conn.execute("DELETE FROM turns WHERE tenant=? AND user_id=?", (tenant, user_id))
             conn.execute("DELETE FROM append_keys WHERE tenant=? AND user_id=?", (tenant, user_id))
             conn.execute("DELETE FROM keyed_appends WHERE tenant=? AND user_id=?", (tenant, user_id))
+            conn.execute("DELETE FROM users WHERE tenant=? AND user_id=?", (tenant, user_id))
 
     def has_threads(self, tenant: str, user_id: str) -> bool:
         with self._db.reading() as conn:
@@ -174,6 +195,41 @@ class SqliteTranscriptStore:
             conn.execute("DELETE FROM keyed_appends WHERE tenant=? AND user_id=? AND thread_id=? AND last_seq >= ?",
                          thread)
         return [_turn(row) for row in rows]
+
+    def list_users(
+        self, tenant: str, *, limit: int, cursor: str | None = None, prefix: str = ""
+    ) -> Page[UserSummary]:
+        after = decode_user_cursor(cursor, tenant, prefix) if cursor else ""
+        with self._db.reading() as conn:
+            # substr, not LIKE: "_" is a wildcard of LIKE and a character of user ids.
+            rows = conn.execute(
+                "SELECT user_id, created_at FROM users WHERE tenant=? AND user_id > ? AND substr(user_id, 1, ?) = ?"
+                " ORDER BY user_id LIMIT ?",
+                (tenant, after, len(prefix), prefix, limit + 1),
+            ).fetchall()
+        page = [UserSummary(row["user_id"], float(row["created_at"])) for row in rows[:limit]]
+        more = len(rows) > limit
+        return Page(page, encode_user_cursor(tenant, prefix, page[-1].user_id) if more and page else None)
+
+    def list_threads(
+        self, tenant: str, user_id: str, *, limit: int, cursor: str | None = None
+    ) -> Page[ThreadSummary]:
+        after = decode_thread_cursor(cursor, tenant, user_id) if cursor else None
+        sql = (
+            "SELECT thread_id, MAX(seq) AS last_seq, MAX(created_at) AS last_at FROM turns"
+            " WHERE tenant=? AND user_id=? GROUP BY thread_id"
+        )
+        args: list[Any] = [tenant, user_id]
+        if after is not None:
+            sql += " HAVING MAX(created_at) < ? OR (MAX(created_at) = ? AND thread_id < ?)"
+            args += [after[0], after[0], after[1]]
+        sql += " ORDER BY last_at DESC, thread_id DESC LIMIT ?"
+        args.append(limit + 1)
+        with self._db.reading() as conn:
+            rows = conn.execute(sql, args).fetchall()
+        page = [ThreadSummary(row["thread_id"], int(row["last_seq"]), float(row["last_at"])) for row in rows[:limit]]
+        more = len(rows) > limit
+        return Page(page, encode_thread_cursor(tenant, user_id, page[-1]) if more and page else None)
 
     def remember_append_key(self, tenant: str, user_id: str, thread_id: str, to_seq: int, key: str) -> None:
         with self._db.transaction() as conn:

@@ -31,7 +31,8 @@ from agentmem.api.models import (
     RunsListQuery,
 )
 from functions.conversations.handler import AppendTurnsRequest, UnmaskRequest
-from functions.conversations.profile_routes import ProfileEditRequest
+from functions.conversations.profile_routes import FactEditRequest, ProfileEditRequest
+from functions.conversations.user_routes import UserSearchRequest
 
 Scope = Literal["agent", "user"]
 
@@ -395,6 +396,46 @@ TOOLS: tuple[ToolSpec, ...] = (
         ),
         scope="user",
         call=_list_facts,
+        read_only=True,
+    ),
+    ToolSpec(
+        name="update_fact",
+        title="Correct a fact",
+        description=(
+            "Correct one of the user's facts (by `factId` from `list_facts` or `search_memory`) to read `text`. "
+            "Personal data in it is masked like a turn's; the fact keeps its id and is found by its new meaning."
+        ),
+        arguments=arguments_model(
+            "UpdateFactArguments", FactEditRequest, extra={"fact_id": _id_field("factId", "The fact's `factId`.")}
+        ),
+        scope="user",
+        call=_route("PATCH", "facts/{factId}", owner="user", send="body"),
+        idempotent=True,
+    ),
+    ToolSpec(
+        name="search_memory",
+        title="Search the user's memory",
+        description=(
+            "Find what is remembered about the user by meaning, without starting a run: `facts`, past `turns` "
+            "(from every thread) and stored `items` most similar to `query`, at most `limit` of each, best first. "
+            "`kinds` narrows it to some of the three. Texts are masked (personal data as tokens; `unmask` them "
+            "for the user)."
+        ),
+        arguments=arguments_model("SearchMemoryArguments", UserSearchRequest),
+        scope="user",
+        call=_route("POST", "search", owner="user", send="body"),
+        read_only=True,
+    ),
+    ToolSpec(
+        name="list_threads",
+        title="List the user's threads",
+        description=(
+            "The user's conversation threads, newest activity first: `threadId`, `turnCount`, `lastActivityAt`. "
+            "Page with `cursor`."
+        ),
+        arguments=arguments_model("ListThreadsArguments", extra=_PAGE),
+        scope="user",
+        call=_route("GET", "threads", owner="user", send="query"),
         read_only=True,
     ),
     ToolSpec(

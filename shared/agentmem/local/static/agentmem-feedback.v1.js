@@ -202,7 +202,8 @@ textarea:disabled { background: #eef0f3; color: #353c48; }
       try {
         response = await window.fetch(this._url(path), init);
       } catch (exc) {
-        throw new FeedbackError(0, "network", "Could not reach the feedback service. Check the connection and send again.");
+        throw (await this._refusalBehindFailedFetch()) ||
+          new FeedbackError(0, "network", "Could not reach the feedback service. Check the connection and send again.");
       }
       const text = await response.text();
       let parsed = null;
@@ -215,6 +216,24 @@ textarea:disabled { background: #eef0f3; color: #353c48; }
           Number.isFinite(retryAfter) ? retryAfter : null);
       }
       return parsed;
+    }
+
+    // The browser hides why a cross-origin call failed. A simple GET (no custom header, so no preflight)
+    // asks the server whether it refuses this page: agentmem answers a refusal readably (status, code,
+    // message). Null when that says nothing (unreachable, or not a refusal): then the network is the cause.
+    async _refusalBehindFailedFetch() {
+      let response;
+      try {
+        response = await window.fetch(this._url("/v1/health"), { method: "GET", cache: "no-store", credentials: "omit" });
+      } catch (_) {
+        return null;
+      }
+      if (response.status !== 401 && response.status !== 403) return null;
+      let parsed = null;
+      try { parsed = JSON.parse(await response.text()); } catch (_) { parsed = null; }
+      const err = parsed && parsed.error ? parsed.error : {};
+      return new FeedbackError(response.status, err.code || `http_${response.status}`,
+        err.message || `The feedback service answered ${response.status}.`, null);
     }
 
     _fire(name, detail) {
@@ -278,7 +297,9 @@ textarea:disabled { background: #eef0f3; color: #353c48; }
 
     _explain(err) {
       if (err.status === 403 && err.code === "memory_disabled") return "Memory is not enabled for this agent, so feedback is not taken.";
-      if (err.status === 403) return "Not allowed to give feedback here (the server refused the request).";
+      if (err.status === 401 || err.status === 403) {
+        return `The feedback service refused this page (HTTP ${err.status} ${err.code}): ${err.message}`;
+      }
       if (err.status === 404) return "This run is not known to the memory service.";
       if (err.status === 400) return `The feedback was not accepted: ${err.message}`;
       if (err.status === 409) return "The feedback service is still busy with this verdict. Send again in a moment.";
