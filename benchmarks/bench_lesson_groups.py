@@ -31,7 +31,7 @@ def lines(path: Path, count: int) -> list[str]:
         a, b = conv["speaker_a"], conv["speaker_b"]
         for key in sorted(k for k in conv if k.startswith("session_") and k.endswith("_date_time")):
             found.append(f"{a} and {b} spoke at {conv[key]}.")
-            for turn in conv[key.removesuffix("_date_time")]:
+            for turn in conv.get(key.removesuffix("_date_time"), []):
                 found.append(f"{turn['speaker']}: {turn['text']}")
     return found[:count]
 
