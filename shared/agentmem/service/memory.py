@@ -351,7 +351,9 @@ class MemoryService:
         for agent_id in {m.agent_id for m in lessons}:
             batch = sorted((m for m in lessons if m.agent_id == agent_id), key=lambda m: (m.created_at, m.memory_id))
             ids = {m.memory_id for m in batch}
-            earlier = [m for m in self.newest_lessons(agent_id) if m.memory_id not in ids]
+            # Lessons still waiting to be indexed are grouped when their turn comes (comparing them now
+            # would embed comments the indexer is about to embed anyway).
+            earlier = [m for m in self.newest_lessons(agent_id) if m.memory_id not in ids and m.status == "indexed"]
             relation = teaching_relation(self.embedder, [*earlier, *batch])
             for lesson in batch:
                 lesson.group_id = lesson.group_id or assign_group(lesson, earlier, relation.same)
