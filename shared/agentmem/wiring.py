@@ -377,7 +377,7 @@ def build_items(settings: Settings, memory: MemoryService, conversations: Conver
         store = DynamoDbItemStore(settings.table_name or "")
     items = ItemService(
         tenant=settings.tenant, store=store, vectors=memory.vectors,
-        embedder=memory.embedder, masker=conversations.mask_text,
+        embedder=memory.embedder, masker=conversations,
     )
     conversations.user_erasers.append(items.erase_user)
     return items

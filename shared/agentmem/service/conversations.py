@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -185,6 +185,18 @@ class ConversationService:
     def mask_texts(self, subject: str, texts: Sequence[str]) -> list[str]:
         """Several texts of one subject masked at once: one vault round trip for all their values."""
         return self._mask_texts(subject, texts)
+
+    def tokens_for_values(self, subject: str, entity_type_by_value: Mapping[str, str]) -> dict[str, str]:
+        """The subject's token of each value, its entity type given by the caller (not a detector).
+
+        For values no text detector is shown, such as a card or a phone given as a JSON number: the
+        value goes to the vault like any found in a text, and gets the token it already has if any.
+        """
+        wanted = {value: entity_type for value, entity_type in entity_type_by_value.items() if value}
+        if not wanted:
+            return {}
+        data_key = self._data_key(subject, create=True)
+        return self._tokens_for(subject, self._scope_hash(subject), dict(wanted), data_key)
 
     # Vault
 
