@@ -81,6 +81,12 @@ class Services:
                 self.turns_idempotency = build_idempotency_store(self.settings)
             return self.turns_idempotency
 
+    def forget_turn_appends(self, user_id: str, thread_id: str, keys: list[str]) -> None:
+        """Delete the idempotency records of these appends of a thread (its turns deleted, or the user erased)."""
+        from agentmem.api.idempotency import forget_turn_appends
+
+        forget_turn_appends(self.turns_idempotency_store(), self.settings.tenant, user_id, thread_id, keys)
+
     def refresh_settings(self) -> None:
         """Apply the run-time settings in force, if they changed (a cached read when they did not)."""
         if self.runtime is None:
@@ -245,6 +251,7 @@ def build_services(
         profiles=profiles, facts=facts, consolidation=consolidation, idempotency_store=idempotency_store,
         turn_recall=turn_recall, lexical=lexical, items=items,
     )
+    conversations.append_key_forgetters.append(services.forget_turn_appends)
     if settings.backend == "aws" and settings.settings_parameter:
         from agentmem.adapters.aws.ssm_settings import SsmSettingsParameter
 
@@ -334,10 +341,14 @@ def build_conversations(settings: Settings, memory: MemoryService) -> Conversati
         vault = DynamoDbVaultStore(settings.table_name or "")
         key_store = DynamoDbKeyStore(settings.key_table_name or "")
         keys = KmsKeyProvider(settings.kms_key_arn or "", settings.hmac_key_arn)
-    return ConversationService(
+    conversations = ConversationService(
         tenant=settings.tenant, transcripts=transcripts, vault=vault, key_store=key_store, keys=keys,
         detector=build_pii_detector(settings), bus=memory.bus, vectors=memory.vectors,
     )
+    forget_events = getattr(memory.bus, "forget_user", None)
+    if settings.backend == "local" and forget_events is not None:  # the local outbox keeps delivered events
+        conversations.user_erasers.append(forget_events)
+    return conversations
 
 
 def build_llm(settings: Settings) -> LanguageModel:

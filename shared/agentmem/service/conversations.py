@@ -102,6 +102,9 @@ class ConversationService:
     user_erasers: list[UserEraser] = field(default_factory=list)
     # What the recall indexes and the profile's watermark keep of turns, forgotten before the turns go.
     thread_forgetters: list[ThreadForgetter] = field(default_factory=list)
+    # Where the idempotency records of keyed appends live (the API's layer): an erase deletes the user's,
+    # whose answers hold the user id and the masked turns, before the keys that find them go with the turns.
+    append_key_forgetters: list[AppendKeysForgetter] = field(default_factory=list)
 
     # Turns
 
@@ -248,6 +251,7 @@ class ConversationService:
         self.key_store.destroy_data_keys(self.tenant, user_id)
         self.key_cache.forget(self.tenant, user_id)
         self.known_values.forget(self.tenant, user_id)
+        self._forget_user_appends(user_id)
         self.transcripts.delete_user(self.tenant, user_id)
         self.vault.delete_user(self.tenant, user_id)
         if self.vectors is not None:
@@ -264,6 +268,18 @@ class ConversationService:
                 close()
 
     # Internals
+
+    def _forget_user_appends(self, user_id: str) -> None:
+        """Delete the idempotency records of every keyed append of the user, so a replay never answers
+        with erased turns: sent again after the erase, it appends as for a user never seen."""
+        if not self.append_key_forgetters:
+            return
+        keys_by_thread: dict[str, list[str]] = {}
+        for thread_id, key in self.transcripts.user_append_keys(self.tenant, user_id):
+            keys_by_thread.setdefault(thread_id, []).append(key)
+        for thread_id, keys in keys_by_thread.items():
+            for forget in self.append_key_forgetters:
+                forget(user_id, thread_id, keys)
 
     def _forget(
         self, user_id: str, thread_id: str, from_seq: int, to_seq: int, forget_append_keys: AppendKeysForgetter | None
