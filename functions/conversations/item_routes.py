@@ -28,11 +28,13 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 MAX_VALUE_BYTES = 64_000
 MAX_DEPTH = 10
-# No "." (the query string joins labels with it) and no control characters (the stores join with them).
-LABEL_PATTERN = r"^[^.\x00-\x1f]{1,128}$"
+# No "." (the query string joins labels with it) and no control characters, C0, DEL or C1 (the stores
+# join with them, and a NUL in a key is truncation waiting to happen in any C library below).
+LABEL_PATTERN = r"^[^.\x00-\x1f\x7f-\x9f]{1,128}$"
+KEY_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]{1,512}$"
 Label = Annotated[str, Field(pattern=LABEL_PATTERN)]
 NamespaceQuery = Annotated[str, Query(max_length=1400, description="The namespace's labels joined with '.'")]
-KeyQuery = Annotated[str, Query(min_length=1, max_length=512)]
+KeyQuery = Annotated[str, Query(min_length=1, max_length=512, pattern=KEY_PATTERN)]
 RefreshQuery = Annotated[bool, Query(description="Restart the item's TTL, if it has one (default true)")]
 # Ten years: LangGraph's TTLs are minutes.
 MAX_TTL_MINUTES = 10 * 365 * 24 * 60
@@ -46,7 +48,7 @@ class _Body(BaseModel):
 
 class PutItemRequest(_Body):
     namespace: list[Label] = Field(max_length=MAX_DEPTH, description="Labels below the owner, e.g. [\"memories\"]")
-    key: str = Field(min_length=1, max_length=512)
+    key: str = Field(min_length=1, max_length=512, pattern=KEY_PATTERN)
     value: dict[str, Any]
     index: StrictBool | list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
         default=True, description="Embed the value's text for search (true), not at all (false), or these fields"

@@ -273,9 +273,9 @@ def test_the_wall_page_opens_from_a_link_on_another_site(server):
 
 
 def test_a_terminal_post_without_origin_keeps_working(server):
-    # What `curl -d '{...}'` sends: form Content-Type, no Origin, no Sec-Fetch-*.
+    # What `curl -H 'Content-Type: application/json' -d '{...}'` sends: no Origin, no Sec-Fetch-*.
     status, _, body = request(server[1], "POST", "/v1/agents/auditor/retrieve", b'{"input": "hello"}',
-                              {"Content-Type": "application/x-www-form-urlencoded"})
+                              {"Content-Type": "application/json"})
     assert status == 200 and json.loads(body)["memory"] == "enabled"
 
 
