@@ -228,16 +228,18 @@ def build_services(
             from agentmem.adapters.aws.eventbridge_bus import EventBridgeBus
 
             bus = EventBridgeBus(settings.event_bus_name or "")
+    guarded_vectors = GuardedVectorIndex(vectors)
+    # The masking step first: every service that stores user text is built with it (none can go without).
+    conversations = build_conversations(settings, bus, guarded_vectors)
     memory = MemoryService(
         settings=settings,
         store=store,
-        vectors=GuardedVectorIndex(vectors),
+        vectors=guarded_vectors,
         embedder=GuardedEmbedder(embedder),
         bus=bus,
+        # One masking step for every write path: the agent side masks with the same vault as turns.
+        masker=conversations,
     )
-    conversations = build_conversations(settings, memory)
-    # One masking step for every write path: the agent side masks with the same vault as turns.
-    memory.masker = conversations
     items = build_items(settings, memory, conversations)
     profiles, facts, consolidation = build_user_memory(settings, memory, conversations, llm)
     turn_recall = build_turn_recall(settings, memory, conversations, lexical)
@@ -317,7 +319,7 @@ class _MaskingDetector:
         return self._conversations.detector.detect(text)
 
 
-def build_conversations(settings: Settings, memory: MemoryService) -> ConversationService:
+def build_conversations(settings: Settings, bus: EventBus, vectors: VectorIndex) -> ConversationService:
     """Transcripts, the PII vault, its keys and the PII detector for `settings.backend`."""
     if settings.backend == "local":
         from agentmem.adapters.local.key_file import KEY_FILE_NAME, LocalKeyFile
@@ -343,9 +345,9 @@ def build_conversations(settings: Settings, memory: MemoryService) -> Conversati
         keys = KmsKeyProvider(settings.kms_key_arn or "", settings.hmac_key_arn)
     conversations = ConversationService(
         tenant=settings.tenant, transcripts=transcripts, vault=vault, key_store=key_store, keys=keys,
-        detector=build_pii_detector(settings), bus=memory.bus, vectors=memory.vectors,
+        detector=build_pii_detector(settings), bus=bus, vectors=vectors,
     )
-    forget_events = getattr(memory.bus, "forget_user", None)
+    forget_events = getattr(bus, "forget_user", None)
     if settings.backend == "local" and forget_events is not None:  # the local outbox keeps delivered events
         conversations.user_erasers.append(forget_events)
     return conversations
