@@ -40,6 +40,14 @@ RefreshQuery = Annotated[bool, Query(description="Restart the item's TTL, if it 
 MAX_TTL_MINUTES = 10 * 365 * 24 * 60
 
 router = Router()
+MASKING_DESCRIPTION = """\
+Personal data is masked like a turn's before anything is stored or embedded: in the namespace's labels,
+the key, the value's object keys and its strings. A JSON integer that is a payment card (a known issuer
+prefix and length, a valid Luhn sum) or a phone number (10 to 15 digits valid as `+<digits>`) is stored
+as its token, a string: `{"card": 5227183490615382}` is stored and answered as
+`{"card": "{{PII_CREDIT_CARD_<hash>_<n>}}"}`; other numbers stay numbers. The answer holds the masked
+item; reads, deletes and searches take the original namespace, key, prefix, filter and query, masked the
+same way, so they find it. A user's items are erased with the user."""
 
 
 class _Body(BaseModel):
@@ -130,7 +138,10 @@ def _routes(kind: OwnerKind, param: str, whose: str, label: str) -> None:
     owner = inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=PathId)
     keyword, empty = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.empty
 
-    def route(method: str, path: str, name: str, summary: str, returns: Any, **params: tuple[Any, Any]) -> Any:
+    def route(
+        method: str, path: str, name: str, summary: str, returns: Any, description: str | None = None,
+        **params: tuple[Any, Any],
+    ) -> Any:
         def register(handler: Any) -> Any:
             def endpoint(**arguments: Any) -> Any:
                 return handler(arguments.pop(param), **arguments)
@@ -140,7 +151,7 @@ def _routes(kind: OwnerKind, param: str, whose: str, label: str) -> None:
                 [owner, *(inspect.Parameter(n, keyword, annotation=a, default=d) for n, (a, d) in params.items())],
                 return_annotation=returns,
             )
-            getattr(router, method)(path, summary=summary)(endpoint)
+            getattr(router, method)(path, summary=summary, description=description)(endpoint)
             return handler
 
         return register
@@ -150,7 +161,7 @@ def _routes(kind: OwnerKind, param: str, whose: str, label: str) -> None:
     search_body = {"request": (Annotated[SearchItemsRequest, Body()], empty)}
 
     @route("put", base, "put_{}_item", f"Store a JSON value under a key in one of {whose} namespaces",
-           dict[str, Any], **put_body)
+           dict[str, Any], description=MASKING_DESCRIPTION, **put_body)
     def put(owner_id: str, request: PutItemRequest) -> dict[str, Any]:
         return _put(kind, owner_id, request)
 
