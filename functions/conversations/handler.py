@@ -177,11 +177,23 @@ Erase the user. Idempotent; 204.
 is an AES-256-GCM ciphertext decryptable only with the user's data key, and that key exists only
 wrapped (KMS, the tenant key) in the key store: a DynamoDB table of its own without point-in-time
 recovery or streams (locally `keys.db`, a file apart from the data files). (2) Every record of the
-user is deleted: transcripts, vault entries and counters, the facts and their vectors, the profile
-and its versions, the runs made for the user (every agent's, found through a per-user index), and the
-user's entry in the users listing (`GET /v1/users`).
-Locally every SQLite file of the data folder is then checkpointed (`wal_checkpoint(TRUNCATE)`),
-with `secure_delete` on, so neither a file nor its `-wal` keeps a deleted row.
+user is deleted: the idempotency records of the user's keyed turn appends (first, while the keys
+that find them still exist), transcripts, vault entries and counters, the facts and their vectors,
+the profile and its versions, the user's items and their vectors, the runs made for the user (every
+agent's, found through a per-user index), the run text of the lessons made from those runs, and the
+user's entry in the users listing (`GET /v1/users`). Locally the event outbox's events naming the user go too,
+and every SQLite file of the data folder is then checkpointed (`wal_checkpoint(TRUNCATE)`), with
+`secure_delete` on, so neither a file nor its `-wal` keeps a deleted row or the user id.
+
+**Replays.** An append sent again after the erase with the same `Idempotency-Key` finds no record:
+it is answered as for a user never seen (its turns are appended and masked anew, under a new key),
+never with the erased turns.
+
+**Tokens.** The eight hex characters inside a user's tokens are an HMAC keyed with the user's own data
+key, not with any tenant secret. Once the key is destroyed, a token left anywhere (a lesson that quoted
+it, a copy, a backup) names a scope nobody can compute again, so it cannot be linked back to the user
+id, by anyone, the tenant's operators included. Tokens made before this rule (an HMAC under the tenant's
+secret) keep that link for as long as they are stored.
 
 **The guarantee.** Once this returns, no copy of the user's values can be decrypted: not the
 tenant table's point-in-time recovery (35 days), not a backup or copy of the data files, because
@@ -205,7 +217,8 @@ sequence numbers, never content; logs hold a hash of the user id, never the id o
 
 @router.delete(
     "/v1/users/<userId>",
-    summary="Erase a user: data keys destroyed first, then transcripts, vault, profile, facts, runs",
+    summary="Erase a user: data keys destroyed first, then idempotency records, transcripts, vault, profile, "
+    "facts, items, runs",
     description=ERASE_DESCRIPTION,
 )
 def erase_user(userId: PathId) -> Response[Any]:

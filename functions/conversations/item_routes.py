@@ -28,16 +28,26 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
 
 MAX_VALUE_BYTES = 64_000
 MAX_DEPTH = 10
-# No "." (the query string joins labels with it) and no control characters (the stores join with them).
-LABEL_PATTERN = r"^[^.\x00-\x1f]{1,128}$"
+# No "." (the query string joins labels with it) and no control characters, C0, DEL or C1 (the stores
+# join with them, and a NUL in a key is truncation waiting to happen in any C library below).
+LABEL_PATTERN = r"^[^.\x00-\x1f\x7f-\x9f]{1,128}$"
+KEY_PATTERN = r"^[^\x00-\x1f\x7f-\x9f]{1,512}$"
 Label = Annotated[str, Field(pattern=LABEL_PATTERN)]
 NamespaceQuery = Annotated[str, Query(max_length=1400, description="The namespace's labels joined with '.'")]
-KeyQuery = Annotated[str, Query(min_length=1, max_length=512)]
+KeyQuery = Annotated[str, Query(min_length=1, max_length=512, pattern=KEY_PATTERN)]
 RefreshQuery = Annotated[bool, Query(description="Restart the item's TTL, if it has one (default true)")]
 # Ten years: LangGraph's TTLs are minutes.
 MAX_TTL_MINUTES = 10 * 365 * 24 * 60
 
 router = Router()
+MASKING_DESCRIPTION = """\
+Personal data is masked like a turn's before anything is stored or embedded: in the namespace's labels,
+the key, the value's object keys and its strings. A JSON integer that is a payment card (a known issuer
+prefix and length, a valid Luhn sum) or a phone number (10 to 15 digits valid as `+<digits>`) is stored
+as its token, a string: `{"card": 5227183490615382}` is stored and answered as
+`{"card": "{{PII_CREDIT_CARD_<hash>_<n>}}"}`; other numbers stay numbers. The answer holds the masked
+item; reads, deletes and searches take the original namespace, key, prefix, filter and query, masked the
+same way, so they find it. A user's items are erased with the user."""
 
 
 class _Body(BaseModel):
@@ -46,7 +56,7 @@ class _Body(BaseModel):
 
 class PutItemRequest(_Body):
     namespace: list[Label] = Field(max_length=MAX_DEPTH, description="Labels below the owner, e.g. [\"memories\"]")
-    key: str = Field(min_length=1, max_length=512)
+    key: str = Field(min_length=1, max_length=512, pattern=KEY_PATTERN)
     value: dict[str, Any]
     index: StrictBool | list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
         default=True, description="Embed the value's text for search (true), not at all (false), or these fields"
@@ -128,7 +138,10 @@ def _routes(kind: OwnerKind, param: str, whose: str, label: str) -> None:
     owner = inspect.Parameter(param, inspect.Parameter.KEYWORD_ONLY, annotation=PathId)
     keyword, empty = inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.empty
 
-    def route(method: str, path: str, name: str, summary: str, returns: Any, **params: tuple[Any, Any]) -> Any:
+    def route(
+        method: str, path: str, name: str, summary: str, returns: Any, description: str | None = None,
+        **params: tuple[Any, Any],
+    ) -> Any:
         def register(handler: Any) -> Any:
             def endpoint(**arguments: Any) -> Any:
                 return handler(arguments.pop(param), **arguments)
@@ -138,7 +151,7 @@ def _routes(kind: OwnerKind, param: str, whose: str, label: str) -> None:
                 [owner, *(inspect.Parameter(n, keyword, annotation=a, default=d) for n, (a, d) in params.items())],
                 return_annotation=returns,
             )
-            getattr(router, method)(path, summary=summary)(endpoint)
+            getattr(router, method)(path, summary=summary, description=description)(endpoint)
             return handler
 
         return register
@@ -148,7 +161,7 @@ def _routes(kind: OwnerKind, param: str, whose: str, label: str) -> None:
     search_body = {"request": (Annotated[SearchItemsRequest, Body()], empty)}
 
     @route("put", base, "put_{}_item", f"Store a JSON value under a key in one of {whose} namespaces",
-           dict[str, Any], **put_body)
+           dict[str, Any], description=MASKING_DESCRIPTION, **put_body)
     def put(owner_id: str, request: PutItemRequest) -> dict[str, Any]:
         return _put(kind, owner_id, request)
 

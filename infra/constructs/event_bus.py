@@ -50,6 +50,8 @@ RETRY_ATTEMPTS = 8
 MAX_EVENT_AGE = Duration.hours(6)
 # Receives of one message before SQS moves it to the consumer's dead-letter queue.
 MAX_RECEIVE_COUNT = 5
+# The CDK feature flag (cx-api) that makes an SQS target's grant to events.amazonaws.com same-account only.
+EVENTS_TARGET_QUEUE_SAME_ACCOUNT = "@aws-cdk/aws-events:eventsTargetQueueSameAccount"
 # AWS's guidance for a queue feeding a function: a visibility timeout of at least six function timeouts.
 VISIBILITY_TIMEOUTS_PER_FUNCTION_TIMEOUT = 6
 DEAD_LETTER_RETENTION = Duration.days(14)
@@ -110,6 +112,11 @@ class TenantEventBus(Construct):
         removal_policy: RemovalPolicy,
     ) -> None:
         super().__init__(scope, construct_id)
+        # Without this flag, an SQS target on an encrypted queue grants events.amazonaws.com the tenant key
+        # with no condition at all (aws-events-targets' SqsQueue.bind); with it, only for this account
+        # (aws:SourceAccount). Set on this construct, before it has children, so it holds whatever the app's
+        # context says (cdk.json names no feature flags).
+        self.node.set_context(EVENTS_TARGET_QUEUE_SAME_ACCOUNT, True)
         self.dead_letter_queue = encrypted_queue(
             self, "DeadLetterQueue", key=key, removal_policy=removal_policy, retention_period=DEAD_LETTER_RETENTION
         )

@@ -83,6 +83,12 @@ class Services:
                 self.turns_idempotency = build_idempotency_store(self.settings)
             return self.turns_idempotency
 
+    def forget_turn_appends(self, user_id: str, thread_id: str, keys: list[str]) -> None:
+        """Delete the idempotency records of these appends of a thread (its turns deleted, or the user erased)."""
+        from agentmem.api.idempotency import forget_turn_appends
+
+        forget_turn_appends(self.turns_idempotency_store(), self.settings.tenant, user_id, thread_id, keys)
+
     def refresh_settings(self) -> None:
         """Apply the run-time settings in force, if they changed (a cached read when they did not)."""
         if self.runtime is None:
@@ -224,16 +230,18 @@ def build_services(
             from agentmem.adapters.aws.eventbridge_bus import EventBridgeBus
 
             bus = EventBridgeBus(settings.event_bus_name or "")
+    guarded_vectors = GuardedVectorIndex(vectors)
+    # The masking step first: every service that stores user text is built with it (none can go without).
+    conversations = build_conversations(settings, bus, guarded_vectors)
     memory = MemoryService(
         settings=settings,
         store=store,
-        vectors=GuardedVectorIndex(vectors),
+        vectors=guarded_vectors,
         embedder=GuardedEmbedder(embedder),
         bus=bus,
+        # One masking step for every write path: the agent side masks with the same vault as turns.
+        masker=conversations,
     )
-    conversations = build_conversations(settings, memory)
-    # One masking step for every write path: the agent side masks with the same vault as turns.
-    memory.masker = conversations
     items = build_items(settings, memory, conversations)
     profiles, facts, consolidation = build_user_memory(settings, memory, conversations, llm)
     turn_recall = build_turn_recall(settings, memory, conversations, lexical)
@@ -250,6 +258,7 @@ def build_services(
             masker=conversations.mask_text, embedder=memory.embedder, facts=facts, recall=turn_recall, items=items
         ),
     )
+    conversations.append_key_forgetters.append(services.forget_turn_appends)
     if settings.backend == "aws" and settings.settings_parameter:
         from agentmem.adapters.aws.ssm_settings import SsmSettingsParameter
 
@@ -315,7 +324,7 @@ class _MaskingDetector:
         return self._conversations.detector.detect(text)
 
 
-def build_conversations(settings: Settings, memory: MemoryService) -> ConversationService:
+def build_conversations(settings: Settings, bus: EventBus, vectors: VectorIndex) -> ConversationService:
     """Transcripts, the PII vault, its keys and the PII detector for `settings.backend`."""
     if settings.backend == "local":
         from agentmem.adapters.local.key_file import KEY_FILE_NAME, LocalKeyFile
@@ -339,10 +348,14 @@ def build_conversations(settings: Settings, memory: MemoryService) -> Conversati
         vault = DynamoDbVaultStore(settings.table_name or "")
         key_store = DynamoDbKeyStore(settings.key_table_name or "")
         keys = KmsKeyProvider(settings.kms_key_arn or "", settings.hmac_key_arn)
-    return ConversationService(
+    conversations = ConversationService(
         tenant=settings.tenant, transcripts=transcripts, vault=vault, key_store=key_store, keys=keys,
-        detector=build_pii_detector(settings), bus=memory.bus, vectors=memory.vectors,
+        detector=build_pii_detector(settings), bus=bus, vectors=vectors,
     )
+    forget_events = getattr(bus, "forget_user", None)
+    if settings.backend == "local" and forget_events is not None:  # the local outbox keeps delivered events
+        conversations.user_erasers.append(forget_events)
+    return conversations
 
 
 def build_llm(settings: Settings) -> LanguageModel:
@@ -382,7 +395,7 @@ def build_items(settings: Settings, memory: MemoryService, conversations: Conver
         store = DynamoDbItemStore(settings.table_name or "")
     items = ItemService(
         tenant=settings.tenant, store=store, vectors=memory.vectors,
-        embedder=memory.embedder, masker=conversations.mask_text,
+        embedder=memory.embedder, masker=conversations,
     )
     conversations.user_erasers.append(items.erase_user)
     return items

@@ -76,3 +76,19 @@ def test_local_events_stay_pending_across_a_restart_until_acknowledged(tmp_path:
     again = SqliteEventBus(path)
     assert [e.event_id for e in again.due()] == [receipts[1].event_id]
     again.close()
+
+
+def test_forgetting_a_local_user_deletes_every_event_naming_them_in_that_tenant_and_no_other(tmp_path: Path) -> None:
+    bus = SqliteEventBus(tmp_path / "events.db")
+    bus.subscribe("consolidator", ["TurnsAppended"])
+    turns = [DomainEvent("TurnsAppended", {"tenant": t, "userId": u, "threadId": "t-1", "fromSeq": 1, "toSeq": 1})
+             for t, u in (("acme", "alice"), ("acme", "bob"), ("globex", "alice"))]
+    bus.publish(turns)
+    [alice_delivery, *_] = bus.due_for("consolidator")
+    bus.ack_delivery(alice_delivery.event_id, "consolidator")  # delivered events are forgotten too
+
+    assert bus.forget_user("acme", "alice") == 1
+    left = [(e.envelope["detail"]["tenant"], e.envelope["detail"]["userId"]) for e in bus.due_for("consolidator")]
+    assert left == [("acme", "bob"), ("globex", "alice")]
+    assert bus.counts() == {"pending": 2}
+    bus.close()

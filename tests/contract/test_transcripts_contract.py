@@ -262,6 +262,20 @@ def test_append_keys_are_found_by_the_seqs_their_appends_stored_and_go_with_them
     assert transcripts.append_keys("acme", "alice", "t2", 1) == []
 
 
+def test_a_users_append_keys_are_listed_across_their_threads_and_no_one_elses(transcripts: Any) -> None:
+    append_numbered(transcripts, 2)
+    append_numbered(transcripts, 2, thread="t2")
+    append_numbered(transcripts, 2, user="bob")
+    transcripts.remember_append_key("acme", "alice", "t1", 2, "k-one")
+    transcripts.remember_append_key("acme", "alice", "t2", 2, "k-two")
+    transcripts.remember_append_key("acme", "bob", "t1", 2, "k-bob")
+
+    assert sorted(transcripts.user_append_keys("acme", "alice")) == [("t1", "k-one"), ("t2", "k-two")]
+    transcripts.delete_user("acme", "alice")
+    assert transcripts.user_append_keys("acme", "alice") == []
+    assert transcripts.user_append_keys("acme", "bob") == [("t1", "k-bob")]
+
+
 # -- an append's Idempotency-Key, stored with its turns ------------------------------------------------
 
 

@@ -352,3 +352,36 @@ def test_a_crash_between_the_turns_and_the_idempotency_record_never_appends_twic
 ) -> None:
     # The turns, the thread's counter and the append's key are one TransactWriteItems; the record is another write.
     check_a_crash_between_the_turns_and_the_idempotency_record(call, acme, monkeypatch, fresh_user("crashed"))
+
+
+def test_a_keyed_append_sent_again_after_the_erase_finds_no_record_and_no_item_names_the_user(
+    call: HandlerCaller, stack: Stack, fresh_user: Callable[[str], str]
+) -> None:
+    erin = fresh_user("erin-erased")
+    body = {"turns": [{"role": "user", "content": f"Mail {EMAIL}"}]}
+    path, key = f"/v1/users/{erin}/threads/t1/turns", {"Idempotency-Key": "k-erase"}
+    status, first = call("POST", path, body, headers=key)
+    assert status == 201
+    assert erin.encode() in plaintext_dump(stack.partition("T#acme#IDEMPOTENCY"))  # the answer names the user
+    assert call("DELETE", f"/v1/users/{erin}")[0] == 204
+
+    assert erin.encode() not in plaintext_dump(stack.items(lambda pk: True))
+    status, replay = call("POST", path, body, headers=key)
+    assert status == 201
+    assert find_tokens(replay["turns"][0]["content"])[0].token != find_tokens(first["turns"][0]["content"])[0].token
+
+
+def test_an_items_namespace_key_object_keys_and_personal_numbers_reach_dynamodb_only_as_tokens(
+    call: HandlerCaller, stack: Stack, fresh_user: Callable[[str], str]
+) -> None:
+    from tests.integration.privacy_values import made_up_person, raw_values
+
+    person, user = made_up_person(), fresh_user("items")
+    body = {"namespace": ["contacts", person.phone_text], "key": person.email,
+            "value": {person.email: {"card": person.card, "phone": person.phone}}}
+    status, stored = call("PUT", f"/v1/users/{user}/items", body)
+    assert status == 200, stored
+
+    dump = plaintext_dump(stack.items(lambda pk: True))
+    assert [value for value in raw_values(person) if value in dump] == []
+    assert find_tokens(stored["key"]) and find_tokens(stored["value"][next(iter(stored["value"]))]["card"])

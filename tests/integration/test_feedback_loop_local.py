@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -362,12 +363,14 @@ def test_personal_data_in_a_users_retrieve_input_is_masked_before_it_is_recorded
     assert restored["text"] == "Email jane.doe@example.com about the audit"
 
 
-def test_a_json_body_is_read_as_json_whatever_content_type_the_client_sent(app):
-    # `curl -d '{...}'` sends application/x-www-form-urlencoded unless told otherwise.
+def test_a_json_body_sent_as_another_media_type_is_415_and_records_no_run(app):
+    # `curl -d '{...}'` sends application/x-www-form-urlencoded unless told otherwise: it is not read.
+    before = len(app.services.memory.store.list_runs(app.settings.tenant, "auditor", limit=100).items)
     for content_type in ("application/x-www-form-urlencoded", "text/plain", None):
         headers = {"Content-Type": content_type} if content_type else {}
         status, _, body = app.handle("POST", "/v1/agents/auditor/retrieve", headers, b'{"input": "hello"}', "x")
-        assert status == 200, body
+        assert status == 415 and json.loads(body)["error"]["code"] == "unsupported_media_type", body
+    assert len(app.services.memory.store.list_runs(app.settings.tenant, "auditor", limit=100).items) == before
 
 
 def test_a_disabled_agents_retrieve_records_no_input_text(app, call):

@@ -65,7 +65,8 @@ def test_the_system_message_holds_the_editors_words_and_never_the_runs_text(app,
     assert "zinc-blue" not in system_of(answer) and "heron colony" not in system_of(answer)
     # The run's own user sees it as an example, labelled, in the user-role context block.
     (context,) = [m["content"] for m in answer["messages"] if m["role"] == "user" and "<user-memory>" in m["content"]]
-    assert "Examples of the runs the lessons were given on" in context and "[L1] Output: Launch below the zinc-blue" in context
+    assert "Examples of the runs the lessons were given on" in context
+    assert "[L1] Output: Launch below the zinc-blue" in context
     assert all(lesson["text"] == COMMENT for lesson in answer["lessons"])
 
 

@@ -24,6 +24,7 @@ from agentmem.local.server import LocalApp, create_app
 from tests.integration.served import raw_exchange, serving
 
 ERROR_KEYS = {"code", "message", "details"}
+JSON = {"Content-Type": "application/json"}
 
 
 @pytest.fixture(scope="module")
@@ -273,9 +274,9 @@ def test_the_wall_page_opens_from_a_link_on_another_site(server):
 
 
 def test_a_terminal_post_without_origin_keeps_working(server):
-    # What `curl -d '{...}'` sends: form Content-Type, no Origin, no Sec-Fetch-*.
+    # What `curl -H 'Content-Type: application/json' -d '{...}'` sends: no Origin, no Sec-Fetch-*.
     status, _, body = request(server[1], "POST", "/v1/agents/auditor/retrieve", b'{"input": "hello"}',
-                              {"Content-Type": "application/x-www-form-urlencoded"})
+                              {"Content-Type": "application/json"})
     assert status == 200 and json.loads(body)["memory"] == "enabled"
 
 
@@ -392,9 +393,9 @@ def test_a_string_is_not_an_importance_multiplier(server):
     assert status == 202
     path = f"/v1/agents/auditor/memories/{receipt['memoryId']}"
     for bad in ("1.5", True):
-        status, _, body = request(server[1], "PATCH", path, json.dumps({"importance": bad}).encode())
+        status, _, body = request(server[1], "PATCH", path, json.dumps({"importance": bad}).encode(), JSON)
         assert status == 400 and json.loads(body)["error"]["details"][0]["field"] == "importance"
-    status, _, body = request(server[1], "PATCH", path, json.dumps({"importance": 1.5}).encode())
+    status, _, body = request(server[1], "PATCH", path, json.dumps({"importance": 1.5}).encode(), JSON)
     assert status == 200 and json.loads(body)["importance"] == 1.5
 
 
@@ -403,7 +404,7 @@ def test_ids_are_matched_after_percent_decoding_and_the_client_agrees(server):
 
     url, port = server
     status, _, body = request(port, "POST", "/v1/users/a%40b.example%3A7/threads/t%3A1/turns",
-                              json.dumps({"turns": [{"role": "user", "content": "hello"}]}).encode())
+                              json.dumps({"turns": [{"role": "user", "content": "hello"}]}).encode(), JSON)
     assert status == 201 and json.loads(body)["userId"] == "a@b.example:7"
     with MemoryClient(url, retries=0) as client:
         assert [t.content for t in client.list_turns("a@b.example:7", "t:1").items] == ["hello"]

@@ -92,3 +92,29 @@ def test_the_wall_proxy_serves_the_same_file_for_the_walls_runs_tab(tmp_path: Pa
     status, headers, body = proxy.handle("GET", WIDGET_PATH, {}, b"")
     assert status == 200 and body == widget_script()
     assert headers["Content-Type"].startswith("text/javascript")
+
+
+@pytest.mark.parametrize("path", ["/wall", WIDGET_PATH])
+def test_no_other_site_may_frame_the_wall_or_a_static_file(served, path):
+    status, headers, _ = get(served, path=path, headers={"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Dest": "iframe"})
+    assert status == 200
+    assert headers["content-security-policy"] == "frame-ancestors 'none'"
+    assert headers["x-frame-options"] == "DENY"
+
+
+def test_the_widget_script_stays_loadable_as_a_script_from_any_origin_despite_the_framing_rule(served):
+    status, headers, body = get(served, headers=CROSS_SITE)
+    assert status == 200 and body == widget_script() and headers["content-type"].startswith("text/javascript")
+    # frame-ancestors and X-Frame-Options govern documents in frames; a script has neither and no other CSP.
+    assert headers["content-security-policy"] == "frame-ancestors 'none'"
+    assert headers["access-control-allow-origin"] == "*" and headers["cross-origin-resource-policy"] == "cross-origin"
+
+
+def test_the_wall_proxys_page_and_widget_cannot_be_framed_either(tmp_path: Path):
+    proxy = WallProxy("https://abc.execute-api.eu-west-1.amazonaws.com/v1",
+                      SigV4Signer("eu-west-1", Credentials("AKIDEXAMPLE", "secret")))
+    for path in ("/wall", WIDGET_PATH):
+        status, headers, _ = proxy.handle("GET", path, {}, b"")
+        lowered = {k.lower(): v for k, v in headers.items()}
+        assert status == 200 and lowered["content-security-policy"] == "frame-ancestors 'none'"
+        assert lowered["x-frame-options"] == "DENY"

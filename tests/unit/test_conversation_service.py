@@ -17,7 +17,7 @@ from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.transcript_store import SqliteTranscriptStore
 from agentmem.adapters.local.vault_store import SqliteVaultStore
 from agentmem.adapters.local.vector_index import LocalVectorIndex
-from agentmem.domain.envelope import DataKeyCache
+from agentmem.domain.envelope import DataKeyCache, encryption_context, token_scope_hash
 from agentmem.domain.errors import BackendUnavailable, NotFound
 from agentmem.domain.pii import find_tokens
 from agentmem.ports.vault import GeneratedKey
@@ -143,12 +143,21 @@ def test_token_counts_are_of_the_masked_text(parts: dict[str, Any]) -> None:
     assert service.recent_history("alice", "t1", 5)[0].tokens == stored[0].tokens
 
 
-def test_unwrapped_keys_and_thread_hashes_are_cached(parts: dict[str, Any]) -> None:
+def test_unwrapped_keys_are_cached_and_token_scopes_cost_no_key_provider_call(parts: dict[str, Any]) -> None:
     service = make_service(parts)
     for n in range(3):
         masked = service.append_turns("alice", "t1", user_says(f"{n}: {EMAIL}"))[0].content
     assert service.unmask("alice", "t1", masked) == f"2: {EMAIL}"
-    assert parts["keys"].calls == {"generate": 1, "unwrap": 0, "thread_hash": 1}
+    assert parts["keys"].calls == {"generate": 1, "unwrap": 0, "thread_hash": 0}
+
+
+def test_a_users_token_scope_is_keyed_by_their_own_data_key_not_by_a_tenant_secret(parts: dict[str, Any]) -> None:
+    service = make_service(parts)
+    token = find_tokens(service.append_turns("alice", "t1", user_says(EMAIL))[0].content)[0]
+    stored = parts["key_store"].get_data_key("acme", "alice")
+    data_key = parts["keys"].inner.unwrap(stored.wrapped, encryption_context("acme", "alice"))
+    assert token.thread_hash == token_scope_hash(data_key)
+    assert token.thread_hash != parts["keys"].inner.thread_hash("acme", "alice", "*")
 
 
 def test_without_the_cache_every_use_unwraps_the_key(parts: dict[str, Any]) -> None:
@@ -254,7 +263,10 @@ def test_an_erased_user_starts_again_with_a_new_key(parts: dict[str, Any]) -> No
     assert parts["key_store"].get_data_key("acme", "alice").wrapped != old_wrapped
     assert [t.seq for t in service.list_turns("alice", "t1", 10).items] == [1]
     assert service.unmask("alice", "t1", new) == EMAIL
-    assert old == new  # the thread hash and counter restart alike; the value behind it is the new one
+    # The counter restarts, the scope does not come back: it was keyed with the destroyed key, so no
+    # earlier token can be linked to the user id again.
+    assert find_tokens(new)[0].counter == 1 and find_tokens(new)[0].thread_hash != find_tokens(old)[0].thread_hash
+    assert service.unmask("alice", "t1", old) == old
 
 
 def test_rewrap_moves_every_key_under_the_current_kek_and_values_still_decrypt(

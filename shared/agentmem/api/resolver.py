@@ -1,8 +1,17 @@
-"""The API Gateway resolver every HTTP function uses: validation on, the contract's errors, size limits."""
+"""The API Gateway resolver every HTTP function uses: validation on, the contract's errors, size limits.
+
+It is also the one strict reading of a request body, for every route in both deployments (`agentmem
+serve` turns each request into the proxy event a Lambda handler gets, and calls this resolver): only
+`application/json` is read (with or without `charset=utf-8`; anything else is 415
+`unsupported_media_type`), and the JSON must be one object with no key twice in any object, only finite
+numbers a double can hold (`1e400` is refused, not stored as null), no NaN or Infinity, bounded nesting
+and integers. A refused body is answered before any handler runs, so it writes nothing.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Annotated, Any
 from urllib.parse import unquote
@@ -53,20 +62,45 @@ class AgentMemResolver(APIGatewayRestResolver):
         if len(body.encode("utf-8", "surrogatepass")) > MAX_BODY_BYTES:
             return _too_large()
         if body:
+            media_problem = media_type_problem(_header(event, "content-type"))
+            if media_problem is not None:
+                return _unsupported_media_type(media_problem)
             problem = json_object_problem(body)
             if problem is not None:
                 return _invalid_body(problem)
         return super().resolve(_as_json_request(event) if body else event, context)
 
 
+def media_type_problem(content_type: str | None) -> str | None:
+    """Why a body sent with this Content-Type is not read, or None for `application/json`.
+
+    The media type is matched case-insensitively, as RFC 9110 has it; `charset` may be given, and
+    must then be UTF-8 (RFC 8259: JSON exchanged between systems is UTF-8); no other parameter is taken.
+    """
+    if not content_type:
+        return "a request body needs Content-Type: application/json"
+    media, *parameters = (part.strip() for part in content_type.split(";"))
+    if media.lower() != JSON_TYPE:
+        return "only application/json bodies are read"
+    for parameter in filter(None, parameters):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() != "charset" or value.strip().strip('"').lower() not in ("utf-8", "utf8"):
+            return "application/json takes no parameter but charset=utf-8"
+    return None
+
+
 def json_object_problem(body: str) -> str | None:
     """Why `body` is not one JSON object agentmem can take, or None.
 
-    Standard JSON only (no NaN or Infinity), at most MAX_JSON_DEPTH levels of nesting and
-    MAX_INTEGER_DIGITS digits per integer: a hostile body is a 400, never a 500.
+    Standard JSON only (no NaN or Infinity), no key twice in one object (which one would win is not
+    said by JSON, and differs between parsers), only numbers a double holds, at most MAX_JSON_DEPTH
+    levels of nesting and MAX_INTEGER_DIGITS digits per integer: a hostile body is a 400, never a 500.
     """
     try:
-        parsed = json.loads(body, parse_int=_bounded_int, parse_constant=_no_constant)
+        parsed = json.loads(
+            body, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant,
+            object_pairs_hook=_unique_keys,
+        )
     except RecursionError:
         return f"the body nests deeper than {MAX_JSON_DEPTH} levels"
     except _BodyRefused as exc:
@@ -94,6 +128,31 @@ def _no_constant(name: str) -> Any:
     raise _BodyRefused(f"{name} is not a JSON number")
 
 
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _BodyRefused("a number in the body is out of range (beyond what a double holds)")
+    return value
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        # The key itself is not repeated back: an object key may be personal data.
+        raise _BodyRefused("an object in the body holds the same key twice")
+    return found
+
+
+def _header(event: Mapping[str, Any], name: str) -> str | None:
+    for key, value in (event.get("headers") or {}).items():
+        if key.lower() == name and value is not None:
+            return str(value)
+    for key, values in (event.get("multiValueHeaders") or {}).items():
+        if key.lower() == name and values:
+            return str(values[0])
+    return None
+
+
 def _depth(value: Any) -> int:
     """Nesting depth, iteratively (a deep body must not exhaust the stack here either)."""
     deepest, stack = 0, [(value, 1)]
@@ -118,10 +177,10 @@ def _json_kind(value: Any) -> str:
 
 
 def _as_json_request(event: Mapping[str, Any]) -> dict[str, Any]:
-    """The event with its body declared as JSON, whatever Content-Type the client sent.
+    """The event with its Content-Type as powertools matches it: `application/json` exactly.
 
-    The API speaks only JSON; powertools would parse a body sent as `curl -d` (form-encoded by
-    default) as a form, and answer with errors about the whole JSON text as one field name.
+    Only reached once the body's own Content-Type was found to be application/json (any case, a
+    charset); powertools compares the header as a plain string.
     """
     headers = {k: v for k, v in (event.get("headers") or {}).items() if k.lower() != "content-type"}
     multi = {k: v for k, v in (event.get("multiValueHeaders") or {}).items() if k.lower() != "content-type"}
@@ -159,12 +218,15 @@ REFUSING_OPERATIONS: dict[tuple[str, str], str] = {
 }
 SUCCESS_DESCRIPTIONS = {201: "Created", 202: "Accepted"}
 ERRORS: dict[str, str] = {
-    "400": "validation_error: every invalid field at once, in details; a body that is not one JSON object",
+    "400": "validation_error: every invalid field at once, in details; a body that is not one JSON object, "
+           "holds a key twice in one object or a number out of range (1e400), or control characters in an id, "
+           "item key or namespace",
     "403": "memory_disabled (the agent is not in enabledAgents) or forbidden",
     "404": "not_found",
     "409": "conflict: a version (If-Match) mismatch, an Idempotency-Key reused with another body, or one still "
            "being processed (with Retry-After: send it again then for the first answer)",
     "413": f"too_large: the body exceeds {MAX_BODY_TEXT}",
+    "415": "unsupported_media_type: a body sent as anything but application/json (charset=utf-8 allowed)",
     "503": "backend_unavailable: a backend failed; nothing was written, retry later",
 }
 # What the HTTP front refuses before any function runs (API Gateway in AWS, `agentmem serve` locally),
@@ -250,6 +312,17 @@ def _invalid_body(message: str) -> dict[str, Any]:
                       "details": [{"field": "body", "message": message}]}}
     return {
         "statusCode": 400,
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(body),
+        "isBase64Encoded": False,
+    }
+
+
+def _unsupported_media_type(message: str) -> dict[str, Any]:
+    body = {"error": {"code": "unsupported_media_type", "message": message,
+                      "details": [{"field": "Content-Type", "message": message}]}}
+    return {
+        "statusCode": 415,
         "headers": {"Content-Type": "application/json"},
         "body": json.dumps(body),
         "isBase64Encoded": False,

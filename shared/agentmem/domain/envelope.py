@@ -47,6 +47,8 @@ NONCE_BYTES = 12
 # First byte of every blob this module writes: lets a later format coexist with this one.
 BLOB_VERSION = 1
 _FINGERPRINT_KEY_LABEL = b"agentmem/vault/fingerprint/v1"
+_TOKEN_SCOPE_LABEL = b"agentmem/vault/token-scope/v1"
+TOKEN_SCOPE_HASH_LENGTH = 8
 
 
 class DecryptionFailed(ValueError):
@@ -118,6 +120,19 @@ def value_fingerprint(data_key: bytes, thread_id: str, value: str) -> str:
     fingerprint_key = hmac.new(data_key, _FINGERPRINT_KEY_LABEL, hashlib.sha256).digest()
     message = thread_id.encode("utf-8") + b"\x00" + value.encode("utf-8")
     return hmac.new(fingerprint_key, message, hashlib.sha256).hexdigest()
+
+
+def token_scope_hash(data_key: bytes) -> str:
+    """The eight hex characters inside a subject's tokens: an HMAC-SHA256 keyed with the subject's data key.
+
+    The data key is random per subject and exists only in the key store, destroyed by an erase: a token
+    left anywhere after that (a lesson quoting it, a copy, a backup) names a scope nobody can compute
+    again, so it cannot be linked back to the user id, not even with the tenant's secrets. Before, the
+    hash was keyed with a tenant secret over the user id, which outlives every erase. A constant label
+    as the message keeps this HMAC apart from the fingerprints' (a key derived under another label).
+    """
+    _check_key(data_key)
+    return hmac.new(data_key, _TOKEN_SCOPE_LABEL, hashlib.sha256).hexdigest()[:TOKEN_SCOPE_HASH_LENGTH]
 
 
 def value_fingerprinter(data_key: bytes, thread_id: str) -> Callable[[str], str]:

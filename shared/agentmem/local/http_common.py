@@ -13,6 +13,10 @@ from collections.abc import Mapping
 
 Response = tuple[int, dict[str, str], bytes]
 JSON_HEADERS = {"Content-Type": "application/json"}
+# No site may put the wall or a static file in a frame (clickjacking): CSP's frame-ancestors for browsers
+# that have it, X-Frame-Options for older ones. Neither applies to a <script src>, so the widget script
+# stays loadable from any page; and frame-ancestors is ignored in a <meta> CSP, so it has to be a header.
+NO_FRAMING_HEADERS = {"Content-Security-Policy": "frame-ancestors 'none'", "X-Frame-Options": "DENY"}
 
 
 def error_body(code: str, message: str) -> bytes:

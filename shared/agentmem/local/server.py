@@ -23,7 +23,7 @@ from typing import Any
 from agentmem.config import Settings, load_settings, reset_settings
 from agentmem.local import apigateway
 from agentmem.local.asgi import Extension, create_asgi_app
-from agentmem.local.http_common import Response, bearer_token_ok, error_response
+from agentmem.local.http_common import NO_FRAMING_HEADERS, Response, bearer_token_ok, error_response
 from agentmem.local.http_server import LocalHttpServer
 from agentmem.local.lambda_runtime import invoke
 from agentmem.local.security import ensure_safe_bind
@@ -52,7 +52,8 @@ class LocalApp:
         path = raw_path.split("?", 1)[0]
         if path.rstrip("/") == "/wall":
             if method in {"GET", "HEAD"}:
-                return 200, {"Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store"}, _wall_page()
+                return 200, {"Content-Type": "text/html; charset=utf-8", "Cache-Control": "no-store",
+                             **NO_FRAMING_HEADERS}, _wall_page()
             return error_response(405, "method_not_allowed", "use GET", {"Allow": "GET, HEAD"})
         if self.settings.api_token and not bearer_token_ok(headers, self.settings.api_token):
             return error_response(403, "forbidden", "missing or wrong bearer token")

@@ -16,6 +16,7 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from agentmem.local.asgi import Extension
+from agentmem.local.http_common import NO_FRAMING_HEADERS
 
 STATIC_PREFIX = "/static"
 WIDGET_FILE = "agentmem-feedback.v1.js"
@@ -26,6 +27,8 @@ STATIC_HEADERS = {
     # Revalidated each hour (the ETag makes that cheap): a fixed v1 bug reaches hosts the same day.
     "cache-control": "public, max-age=3600",
     "cross-origin-resource-policy": "cross-origin",
+    # A script load is no frame: these keep the files out of other sites' frames, not out of their pages.
+    **{name.lower(): value for name, value in NO_FRAMING_HEADERS.items()},
 }
 
 

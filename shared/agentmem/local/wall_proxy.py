@@ -31,7 +31,14 @@ from agentmem.api.limits import MAX_BODY_BYTES, too_large_message
 from agentmem.client.signing import SigV4Signer, region_from_url
 from agentmem.client.transport import HttpTransport
 from agentmem.local.asgi import create_front
-from agentmem.local.http_common import Response, bearer_token_ok, error_body, error_response, loopback_addresses
+from agentmem.local.http_common import (
+    NO_FRAMING_HEADERS,
+    Response,
+    bearer_token_ok,
+    error_body,
+    error_response,
+    loopback_addresses,
+)
 from agentmem.local.http_server import LocalHttpServer
 from agentmem.local.static_files import STATIC_HEADERS, WIDGET_PATH, widget_script
 
@@ -45,7 +52,7 @@ PAGE_HEADERS = {
     "Content-Type": "text/html; charset=utf-8",
     "Cache-Control": "no-store",
     "X-Content-Type-Options": "nosniff",
-    "X-Frame-Options": "DENY",
+    **NO_FRAMING_HEADERS,
     "Referrer-Policy": "no-referrer",
 }
 

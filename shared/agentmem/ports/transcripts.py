@@ -149,6 +149,12 @@ class TranscriptStore(Protocol):
     def append_keys(self, tenant: str, user_id: str, thread_id: str, from_seq: int) -> list[str]:
         """The Idempotency-Keys recorded for the thread's appends that stored a turn with `seq >= from_seq`."""
 
+    def user_append_keys(self, tenant: str, user_id: str) -> list[tuple[str, str]]:
+        """Every `(thread_id, Idempotency-Key)` recorded for the user's appends, in all their threads.
+
+        What an erase reads before the turns go, to delete the idempotency records of those appends.
+        """
+
 
 def key_conflict() -> Conflict:
     """The error of an append key sent again with other turns (the same words in both adapters)."""

@@ -23,7 +23,7 @@ class GeneratedKey:
 
 
 class KeyProvider(Protocol):
-    """Wraps per-user data keys under the tenant's key-encryption key, and keys the thread hashes.
+    """Wraps per-user data keys under the tenant's key-encryption key (and keys the legacy thread hashes).
 
     AWS: KMS (GenerateDataKey/Decrypt/ReEncrypt with the context, GenerateMac). Local: a key file.
     Raises `BackendUnavailable("keys", ...)` when the provider cannot be reached.
@@ -39,10 +39,11 @@ class KeyProvider(Protocol):
         """The same data key wrapped under the current key-encryption key (after a rotation)."""
 
     def thread_hash(self, tenant: str, user_id: str, thread_id: str) -> str:
-        """Eight hex characters naming a token scope inside tokens, keyed with the tenant's secret.
+        """Eight hex characters over `tenant/user/thread`, keyed with the tenant's secret.
 
-        The service asks for the scope `*` of a subject: one hash per user (or agent subject), the same
-        in all of its threads; `thread_id` names the scope (older tokens were made per thread).
+        What tokens made before per-user token scopes carry. The service no longer asks for it: a
+        tenant secret outlives every erase, so a hash under it links a token back to the user id for
+        ever; tokens are now scoped with the subject's own data key (`envelope.token_scope_hash`).
         """
 
 

@@ -4,8 +4,9 @@ Every text of a subject (a user, or an agent's runs made without a user) is mask
 stored: personal data found by the detector becomes a token of that subject
 (`{{PII_EMAIL_3f9a1c2b_1}}`), the same value of one subject always the same token, in every thread,
 run or comment, and the original goes to the vault encrypted under the subject's data key, the
-token as associated data. The eight hex characters name the subject's token scope (an HMAC under
-the tenant's secret), so two users' same value are two tokens. Nothing downstream (the transcript
+token as associated data. The eight hex characters name the subject's token scope (an HMAC keyed
+with the subject's own data key, so destroyed with it by an erase), and two users' same value are
+two tokens. Nothing downstream (the transcript
 store, the record store, the event bus, the embedder, an LLM) sees an original value; only
 `unmask` restores them, and only a user's own.
 """
@@ -13,9 +14,7 @@ store, the record store, the event bus, the embedder, an LLM) sees an original v
 from __future__ import annotations
 
 import logging
-import threading
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -26,6 +25,7 @@ from agentmem.domain.envelope import (
     decrypt_value,
     encrypt_value,
     encryption_context,
+    token_scope_hash,
     value_fingerprinter,
 )
 from agentmem.domain.errors import AgentMemError, BackendUnavailable, NotFound
@@ -62,7 +62,6 @@ TURNS_APPENDED = "TurnsAppended"
 FIRST_DATA_KEY_VERSION = 1
 # Vectors a user owns: erased with the user. Lessons belong to agents and stay.
 USER_VECTOR_KINDS: tuple[VectorKind, ...] = ("fact", "turn")
-SCOPE_HASH_CACHE_SIZE = 4096
 
 log = logging.getLogger(__name__)
 
@@ -111,11 +110,9 @@ class ConversationService:
     user_erasers: list[UserEraser] = field(default_factory=list)
     # What the recall indexes and the profile's watermark keep of turns, forgotten before the turns go.
     thread_forgetters: list[ThreadForgetter] = field(default_factory=list)
-
-    def __post_init__(self) -> None:
-        # The token scope hash of each subject (one KMS GenerateMac per subject and container).
-        self._scope_hashes: OrderedDict[str, str] = OrderedDict()
-        self._scope_hash_lock = threading.Lock()
+    # Where the idempotency records of keyed appends live (the API's layer): an erase deletes the user's,
+    # whose answers hold the user id and the masked turns, before the keys that find them go with the turns.
+    append_key_forgetters: list[AppendKeysForgetter] = field(default_factory=list)
 
     # Turns
 
@@ -202,6 +199,19 @@ class ConversationService:
         """Several texts of one subject masked at once: one vault round trip for all their values."""
         return self._mask_texts(subject, texts)
 
+    def tokens_for_values(self, subject: str, entity_type_by_value: Mapping[str, str]) -> dict[str, str]:
+        """The subject's token of each value, its entity type given by the caller (not a detector).
+
+        For values no text detector is shown, such as a card or a phone given as a JSON number: the
+        value goes to the vault like any found in a text, and gets the token it already has if any.
+        """
+        wanted = {value: entity_type for value, entity_type in entity_type_by_value.items() if value}
+        if not wanted:
+            return {}
+        data_key = self._data_key(subject, create=True)
+        assert data_key is not None
+        return self._tokens_for(subject, token_scope_hash(data_key.plaintext), dict(wanted), data_key)
+
     # Vault
 
     def unmask(self, user_id: str, thread_id: str, text: str) -> str:
@@ -257,6 +267,7 @@ class ConversationService:
         self.key_store.destroy_data_keys(self.tenant, user_id)
         self.key_cache.forget(self.tenant, user_id)
         self.known_values.forget(self.tenant, user_id)
+        self._forget_user_appends(user_id)
         self.transcripts.delete_user(self.tenant, user_id)
         self.vault.delete_user(self.tenant, user_id)
         if self.vectors is not None:
@@ -264,8 +275,6 @@ class ConversationService:
                 self.vectors.delete_owner(self.tenant, kind, user_id)
         for erase in self.user_erasers:
             erase(self.tenant, user_id)
-        with self._scope_hash_lock:
-            self._scope_hashes.pop(user_id, None)
         log.info("user erased", extra={"userHash": log_id(user_id)})
 
     def close(self) -> None:
@@ -275,6 +284,18 @@ class ConversationService:
                 close()
 
     # Internals
+
+    def _forget_user_appends(self, user_id: str) -> None:
+        """Delete the idempotency records of every keyed append of the user, so a replay never answers
+        with erased turns: sent again after the erase, it appends as for a user never seen."""
+        if not self.append_key_forgetters:
+            return
+        keys_by_thread: dict[str, list[str]] = {}
+        for thread_id, key in self.transcripts.user_append_keys(self.tenant, user_id):
+            keys_by_thread.setdefault(thread_id, []).append(key)
+        for thread_id, keys in keys_by_thread.items():
+            for forget in self.append_key_forgetters:
+                forget(user_id, thread_id, keys)
 
     def _forget(
         self, user_id: str, thread_id: str, from_seq: int, to_seq: int, forget_append_keys: AppendKeysForgetter | None
@@ -295,7 +316,10 @@ class ConversationService:
         token_by_value = self._known_values_in(subject, data_key, texts) if data_key is not None else {}
         if not token_by_value and not any(spans_per_text):
             return list(texts)
-        scope_hash = self._scope_hash(subject)
+        if data_key is None:  # the subject's first personal value: its data key, and so its token scope, begin
+            data_key = self._data_key(subject, create=True)
+            assert data_key is not None
+        scope_hash = token_scope_hash(data_key.plaintext)
         spans_per_text = [
             spans + known_value_spans(text, token_by_value) for text, spans in zip(texts, spans_per_text, strict=True)
         ]
@@ -400,20 +424,6 @@ class ConversationService:
         key = DataKey(version=stored.version, wrapped=stored.wrapped, plaintext=plaintext)
         self.key_cache.put(self.tenant, user_id, key)
         return key
-
-    def _scope_hash(self, subject: str) -> str:
-        with self._scope_hash_lock:
-            cached = self._scope_hashes.get(subject)
-            if cached is not None:
-                self._scope_hashes.move_to_end(subject)
-                return cached
-        # Computed outside the lock: in AWS this is a KMS GenerateMac call.
-        value = self.keys.thread_hash(self.tenant, subject, SUBJECT_TOKEN_SCOPE)
-        with self._scope_hash_lock:
-            self._scope_hashes[subject] = value
-            while len(self._scope_hashes) > SCOPE_HASH_CACHE_SIZE:
-                self._scope_hashes.popitem(last=False)
-        return value
 
     def _counter(self) -> TokenCounting:
         if self.counter is None:

@@ -1,11 +1,14 @@
 """Key-addressed items of a user or an agent: stored whole, masked under a user, found by meaning.
 
-What LangGraph's `BaseStore` runs on (integrations/langgraph_store.py). Item values are masked like
-turns (their string leaves) before they are stored or embedded: a user's with the user's tokens, an
-agent's with the tokens of the agent's own subject (`_agent:<id>`, as its runs without a user), and a
-search's query likewise before it is embedded, so personal data reaches neither store, index nor
-embedder, and a query naming a value finds the items holding its token. An indexed item's text (its
-string leaves, or the top-level fields named at put) is embedded into the vector index, kind "item".
+What LangGraph's `BaseStore` runs on (integrations/langgraph_store.py). Everything of an item that a
+client writes is masked like turns before it is stored or embedded: the namespace's labels, the key,
+the value's object keys and string leaves, and its integers that are a card or a phone number
+(domain/personal_numbers.py), which become token strings. A user's get the user's tokens, an agent's
+the tokens of the agent's own subject (`_agent:<id>`, as its runs without a user). Reads, deletes and
+searches mask what names an item (namespace, key, prefix, filter, index fields, query) the same way:
+masking is consistent (one value, one token of its subject), so the masked name finds the masked item,
+and personal data reaches neither store, index nor embedder. An indexed item's text (its string leaves,
+or the top-level fields named at put) is embedded into the vector index, kind "item".
 
 An item may have a TTL in minutes (LangGraph's `ttl`): it expires that long after it was written or,
 when a read refreshes it (the default, LangGraph's `refresh_ttl`), after it was last read. Expired items
@@ -18,12 +21,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from agentmem.domain.errors import InvalidInput, NotFound
 from agentmem.domain.item_filter import matches
+from agentmem.domain.personal_numbers import personal_number_type
 from agentmem.domain.pii import AGENT_SUBJECT_PREFIX, agent_subject
 from agentmem.ports.clock import now
 from agentmem.ports.embedder import Embedder
@@ -33,6 +37,14 @@ from agentmem.ports.vectors import VectorIndex, VectorItem, VectorQuery
 # How many nearest vectors a semantic search reads before the namespace prefix and filter narrow them
 # (S3 Vectors' top-k limit).
 SEARCH_CANDIDATES = 100
+
+
+class ItemMasker(Protocol):
+    """The PII vault's masking step (ConversationService): texts, and values whose type is known."""
+
+    def mask_texts(self, subject: str, texts: Sequence[str]) -> list[str]: ...
+
+    def tokens_for_values(self, subject: str, entity_type_by_value: dict[str, str]) -> dict[str, str]: ...
 
 
 @dataclass(frozen=True)
@@ -47,7 +59,8 @@ class ItemService:
     store: ItemStore
     vectors: VectorIndex
     embedder: Embedder
-    masker: Callable[[str, str], str] | None = None
+    # Required: an item service that could store a client's text unmasked cannot be built.
+    masker: ItemMasker
     clock: Callable[[], float] = field(default=now)
 
     def put(
@@ -60,7 +73,9 @@ class ItemService:
         index: bool | Sequence[str] = True,
         ttl_minutes: float | None = None,
     ) -> Item:
-        value = _map_strings(value, lambda text: self._mask(owner_kind, owner_id, text))
+        masking = self._masking(owner_kind, owner_id, [*namespace, key], [value], index)
+        namespace, key = masking.labels(namespace), masking.text(key)
+        value, index = masking.value(value), masking.index(index)
         at = self.clock()
         expires = None if ttl_minutes is None else at + ttl_minutes * 60
         item = self.store.put(
@@ -79,6 +94,7 @@ class ItemService:
     def get(
         self, owner_kind: OwnerKind, owner_id: str, namespace: Sequence[str], key: str, *, refresh_ttl: bool = True
     ) -> Item:
+        namespace, key = self._masked_address(owner_kind, owner_id, namespace, key)
         now = self.clock()
         item = self.store.get(self.tenant, owner_kind, owner_id, namespace, key, now=now)
         if item is None:
@@ -86,6 +102,7 @@ class ItemService:
         return self._refreshed([item], now)[0] if refresh_ttl else item
 
     def delete(self, owner_kind: OwnerKind, owner_id: str, namespace: Sequence[str], key: str) -> bool:
+        namespace, key = self._masked_address(owner_kind, owner_id, namespace, key)
         owner = vector_owner(owner_kind, owner_id)
         self.vectors.delete(self.tenant, "item", owner, [_vector_id(tuple(namespace), key)])
         return self.store.delete(self.tenant, owner_kind, owner_id, namespace, key)
@@ -103,6 +120,12 @@ class ItemService:
         refresh_ttl: bool = True,
     ) -> list[ItemHit]:
         """Items under `prefix` whose top-level fields equal `filter`'s; by similarity to `query` if given."""
+        # The query is masked like the values: its personal data reaches no embedder, and becomes the
+        # owner's token, as in the items that hold it; the filter's names and values likewise.
+        masking = self._masking(owner_kind, owner_id, [*prefix, *([query] if query else [])], [filter or {}], True)
+        prefix = masking.labels(prefix)
+        query = masking.text(query) if query else query
+        filter = masking.value(filter) if filter else filter
         hits = self._search(owner_kind, owner_id, tuple(prefix), query, filter, limit, offset)
         if refresh_ttl:
             fresh = self._refreshed([hit.item for hit in hits], self.clock())
@@ -127,9 +150,8 @@ class ItemService:
                     break
                 start += 100
             return hits[offset : offset + limit]
-        # The query is masked like the values: its personal data reaches no embedder, and becomes the
-        # owner's token, as in the items that hold it.
-        vector = self.embedder.embed([self._mask(owner_kind, owner_id, query)])[0]
+        # `search` masked the query like the values: its personal data reaches no embedder.
+        vector = self.embedder.embed([query])[0]
         return self._nearest(owner_kind, owner_id, vector, prefix, filter, now)[offset : offset + limit]
 
     def nearest(self, owner_kind: OwnerKind, owner_id: str, vector: np.ndarray, limit: int) -> list[ItemHit]:
@@ -170,10 +192,28 @@ class ItemService:
         self.vectors.delete_owner(tenant, "item", vector_owner(owner_kind, owner_id))
         self.store.delete_owner(tenant, owner_kind, owner_id)
 
-    def _mask(self, owner_kind: OwnerKind, owner_id: str, text: str) -> str:
-        if self.masker is None:
-            return text
-        return self.masker(owner_id if owner_kind == "users" else agent_subject(owner_id), text)
+    def _masking(
+        self, owner_kind: OwnerKind, owner_id: str, texts: Sequence[str], values: Sequence[Any],
+        index: bool | Sequence[str],
+    ) -> _Masking:
+        """One vault round trip for every text of a request: `texts`, index field names, and each
+        value's object keys, string leaves and personal numbers."""
+        strings: dict[str, None] = dict.fromkeys(texts)
+        numbers: dict[str, str] = {}
+        for value in values:
+            _collect(value, strings, numbers)
+        if not isinstance(index, bool):
+            strings.update(dict.fromkeys(index))
+        subject = owner_id if owner_kind == "users" else agent_subject(owner_id)
+        ordered = [text for text in strings if text]
+        masked = dict(zip(ordered, self.masker.mask_texts(subject, ordered), strict=True)) if ordered else {}
+        return _Masking(masked, self.masker.tokens_for_values(subject, numbers) if numbers else {})
+
+    def _masked_address(
+        self, owner_kind: OwnerKind, owner_id: str, namespace: Sequence[str], key: str
+    ) -> tuple[tuple[str, ...], str]:
+        masking = self._masking(owner_kind, owner_id, [*namespace, key], [], False)
+        return masking.labels(namespace), masking.text(key)
 
     def _refreshed(self, items: list[Item], now: float) -> list[Item]:
         """`items` with their TTL restarted at `now` (those that have one), as stored."""
@@ -196,14 +236,50 @@ def _parse_vector_id(vector_id: str) -> tuple[tuple[str, ...], str]:
     return tuple(namespace), key
 
 
-def _map_strings(value: Any, change: Callable[[str], str]) -> Any:
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, dict):
-        return {k: _map_strings(v, change) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_map_strings(v, change) for v in value]
-    return value
+@dataclass(frozen=True)
+class _Masking:
+    """The masked form of every text and personal number of one request."""
+
+    texts: dict[str, str]
+    numbers: dict[str, str]  # str(number) -> token
+
+    def text(self, text: str) -> str:
+        return self.texts.get(text, text)
+
+    def labels(self, labels: Sequence[str]) -> tuple[str, ...]:
+        return tuple(self.text(label) for label in labels)
+
+    def index(self, index: bool | Sequence[str]) -> bool | Sequence[str]:
+        return index if isinstance(index, bool) else tuple(self.text(name) for name in index)
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {self.text(k): self.value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if personal_number_type(value) is not None:
+            return self.numbers.get(str(value), value)
+        return value
+
+
+def _collect(value: Any, strings: dict[str, None], numbers: dict[str, str]) -> None:
+    """Gather the object keys and string leaves of `value` into `strings`, its personal numbers into `numbers`."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            strings.setdefault(item, None)
+        elif isinstance(item, dict):
+            strings.update(dict.fromkeys(k for k in item if isinstance(k, str)))
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        else:
+            entity_type = personal_number_type(item)
+            if entity_type is not None:
+                numbers.setdefault(str(item), entity_type)
 
 
 def _strings(value: Any) -> list[str]:

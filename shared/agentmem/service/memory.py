@@ -71,10 +71,10 @@ class MemoryService:
     vectors: VectorIndex
     embedder: Embedder
     bus: EventBus
+    # The PII vault's masking step (ConversationService). Required, and not settable later: a service
+    # that could store a run's text unmasked cannot be built (composition fails closed).
+    masker: SubjectMasker
     clock: Callable[[], float] = field(default=now)
-    # The PII vault's masking step (ConversationService); every wiring sets it. Without it texts
-    # are stored as given, which only tests of the records themselves do.
-    masker: SubjectMasker | None = None
 
     @property
     def tenant(self) -> str:
@@ -114,7 +114,7 @@ class MemoryService:
             user_id=user_id,
             thread_id=thread_id,
             injected_memory_ids=list(injected_memory_ids or []),
-            masked=self.masker is not None or masked,
+            masked=True,  # masked here, or by the caller (`masked=True`): a run is never stored in clear
         )
         self.store.put_run(run)
         return run
@@ -164,7 +164,7 @@ class MemoryService:
 
     def mask(self, agent_id: str, user_id: str | None, texts: Sequence[str]) -> list[str]:
         """`texts` with personal data replaced by the tokens of the run's subject (see the module docstring)."""
-        if self.masker is None or not any(texts):
+        if not any(texts):
             return list(texts)
         return self.masker.mask_texts(run_subject(agent_id, user_id), texts)
 

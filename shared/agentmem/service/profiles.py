@@ -70,9 +70,10 @@ class ProfileService:
     tenant: str
     store: ProfileStore
     token_budget: int
+    # Masks personal data in a user's own edit (the conversation side's vault). Required: a profile
+    # service that could store an edit unmasked cannot be built.
+    masker: TextMasker
     bus: EventBus | None = None
-    # Masks personal data in a user's own edit (the conversation side's vault); None stores it as given.
-    masker: TextMasker | None = None
     tokenizer: Tokenizer | None = None
     clock: Callable[[], float] = field(default=now)
 
@@ -119,9 +120,8 @@ class ProfileService:
                 [{"field": "markdown", "message": problem} for problem in exc.problems],
             ) from None
         self._check_fits(body)
-        if self.masker is not None:
-            body = normalize_body(self.masker(user_id, body))
-            self._check_fits(body)
+        body = normalize_body(self.masker(user_id, body))
+        self._check_fits(body)
         if current is not None and body == current.body:
             return _view(current)
         saved = self.commit(user_id, body, if_match, turns_added=0, source="user")

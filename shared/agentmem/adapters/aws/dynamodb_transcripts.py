@@ -336,6 +336,15 @@ class DynamoDbTranscriptStore:
             items = self._append_key_items(tenant, user_id, thread_id, from_seq)
         return list(dict.fromkeys(item["idempotencyKey"]["S"] for item in items))
 
+    def user_append_keys(self, tenant: str, user_id: str) -> list[tuple[str, str]]:
+        found: dict[tuple[str, str], None] = {}
+        with self.table.errors():
+            for key in self.table.keys_with_prefix(user_pk(tenant, user_id), "THREAD#"):
+                thread_id = key["sk"]["S"].removeprefix("THREAD#")
+                for item in self._append_key_items(tenant, user_id, thread_id, 0):
+                    found.setdefault((thread_id, item["idempotencyKey"]["S"]), None)
+        return list(found)
+
     def _append_key_items(self, tenant: str, user_id: str, thread_id: str, from_seq: int) -> list[dict[str, Any]]:
         return list(self.table.query(
             KeyConditionExpression="pk = :pk AND sk >= :from",

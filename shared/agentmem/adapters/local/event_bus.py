@@ -276,6 +276,21 @@ class SqliteEventBus:
         self.wake()
         return cur.rowcount
 
+    def forget_user(self, tenant: str, user_id: str) -> int:
+        """Delete every event naming this user of this tenant, delivered or not, with its deliveries.
+
+        The local outbox keeps events after delivery (as an event archive would); an erase calls this so
+        no row of the data folder still names the erased user id. A pending event of the user had nothing
+        left to act on. Returns how many events went.
+        """
+        match = "json_extract(detail, '$.tenant') = ? AND json_extract(detail, '$.userId') = ?"
+        with self._db.transaction() as conn:
+            conn.execute(
+                f"DELETE FROM deliveries WHERE event_id IN (SELECT event_id FROM events WHERE {match})",
+                (tenant, user_id),
+            )
+            return conn.execute(f"DELETE FROM events WHERE {match}", (tenant, user_id)).rowcount
+
     def _envelope(self, row: Any) -> dict[str, Any]:
         return {
             "version": "0",

@@ -246,6 +246,14 @@ class SqliteTranscriptStore:
             ).fetchall()
         return list(dict.fromkeys(row[0] for row in rows))
 
+    def user_append_keys(self, tenant: str, user_id: str) -> list[tuple[str, str]]:
+        with self._db.reading() as conn:
+            rows = conn.execute(
+                "SELECT thread_id, idempotency_key FROM append_keys WHERE tenant=? AND user_id=?"
+                " ORDER BY thread_id, to_seq", (tenant, user_id),
+            ).fetchall()
+        return list(dict.fromkeys((row[0], row[1]) for row in rows))
+
 
 def _turn(row: Any) -> StoredTurn:
     return StoredTurn(
