@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 CACHE_DIR_ENV = "AGENTMEM_CACHE_DIR"
 # Bump when the graph or the quantisation changes, so caches built by an older builder are not reused.
-BUILDER_VERSION = 1
+BUILDER_VERSION = 2
 # ONNX opset 17: LayerNormalization is a standard op there, and every onnxruntime since 1.14 runs it.
 _OPSET = 17
 INPUT_IDS = "input_ids"
@@ -225,7 +225,7 @@ def build_float_model(model_dir: Path, activation_maxima: dict[str, np.ndarray] 
     constant("zero", np.array([0], dtype=int64))
     constant("one.f", np.array(1.0, dtype=np.float32))
     constant("half.f", np.array(0.5, dtype=np.float32))
-    constant("inv_sqrt2.f", np.array(1.0 / np.sqrt(2.0), dtype=np.float32))
+    constant("sqrt2.f", np.array(np.sqrt(2.0), dtype=np.float32))
     constant("mask_fill.f", np.array(np.finfo(np.float32).min, dtype=np.float32))
 
     # Embeddings: the word vector, plus position and token-type rows (type 0 is the only one a single
@@ -273,7 +273,7 @@ def build_float_model(model_dir: Path, activation_maxima: dict[str, np.ndarray] 
 
         up = linear(states, f"{name}.intermediate.dense", f"{name}.intermediate")
         # Exact GELU, x * (1 + erf(x / sqrt 2)) / 2, written as torch exports it so onnxruntime fuses it.
-        erf = node("Erf", [node("Mul", [up, "inv_sqrt2.f"], f"{name}.gelu.scaled")], f"{name}.gelu.erf")
+        erf = node("Erf", [node("Div", [up, "sqrt2.f"], f"{name}.gelu.scaled")], f"{name}.gelu.erf")
         gelu = node("Mul", [node("Mul", [up, node("Add", [erf, "one.f"], f"{name}.gelu.plus1")], f"{name}.gelu.x"),
                             "half.f"], f"{name}.gelu")
         down = linear(gelu, f"{name}.output.dense", f"{name}.output")
