@@ -244,7 +244,7 @@ def test_the_cache_folder_comes_from_the_environment_when_set(monkeypatch: pytes
     assert minilm_onnx.default_cache_dir() == tmp_path
 
 
-def test_the_int8_model_has_int8_dense_layers_but_float_down_projections() -> None:
+def test_the_int8_model_has_int8_dense_layers_and_embeddings_but_float_down_projections() -> None:
     import onnx
 
     model = onnx.load(str(minilm_onnx.ensure_model(default_model_dir())))
@@ -253,6 +253,9 @@ def test_the_int8_model_has_int8_dense_layers_but_float_down_projections() -> No
     quantized = operations.count("MatMulInteger") + operations.count("DynamicQuantizeMatMul")
     assert quantized == 6 * 5  # per layer: query, key, value, attention output, FFN up-projection
     assert set(minilm_onnx.kept_float_nodes(6)) <= float_matmuls
+    one_byte = {onnx.TensorProto.INT8, onnx.TensorProto.UINT8}
+    tables = [tensor for tensor in model.graph.initializer if tensor.name.startswith("word_embeddings")]
+    assert [tensor.data_type in one_byte for tensor in tables if len(tensor.dims) == 2] == [True]
 
 
 def test_model_dir_comes_from_the_environment_when_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
