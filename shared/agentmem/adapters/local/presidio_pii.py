@@ -19,11 +19,14 @@ turns either back on.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from agentmem.adapters.local import age, organization_names, person_names, postal_code, street_address
+from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
+from agentmem.adapters.local.name_gazetteer import ordinary_words
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.spacy_pipeline import shared_pipeline
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
@@ -134,21 +137,82 @@ class PresidioPiiDetector:
         for result in results:
             if result.score < self.min_score:
                 continue
+            recognizer = (result.recognition_metadata or {}).get("recognizer_name")
             if (
                 result.entity_type == ORGANIZATION
                 and not self.spacy_organizations
-                and (result.recognition_metadata or {}).get("recognizer_name") == _SPACY_RECOGNIZER
+                and recognizer == _SPACY_RECOGNIZER
             ):
                 continue
             start, end = _trimmed(text, result.start, result.end)
             if result.entity_type != STREET_ADDRESS:
                 start, end = _first_line(text, start, end)
+            if result.entity_type in _WORD_TYPES and (
+                _inside_identifier(text, start, end)
+                or (result.entity_type == NRP and _describes_a_thing(text, end))
+                or (recognizer == _SPACY_RECOGNIZER and _common_lower_case_word(text, start, end, result.entity_type))
+            ):
+                continue
             if start < end:
                 spans.append(PiiSpan(result.entity_type, start, end, text[start:end], result.score))
         return resolve_overlaps(spans)
 
 
 _TRIM = " \t\r\n.,;:!?\"'()[]{}"
+# Types whose values are words; a word glued into an identifier, or a nationality describing a dish, is none.
+_WORD_TYPES = frozenset({PERSON, LOCATION, NRP, ORGANIZATION})
+# The run of characters an identifier is made of ("marker-2-0-ec3190", "ridge_v2", "run/7f3a").
+_IDENTIFIER_RUN = re.compile(r"[\w\-/.@:+#=]+")
+# After a nationality, these nouns are a person or people ("a Thai woman"); other nouns are things ("Thai curry").
+_PEOPLE_NOUNS = frozenset(
+    {"man", "men", "woman", "women", "people", "person", "persons", "citizen", "citizens", "national", "nationals",
+     "guy", "guys", "girl", "girls", "boy", "boys", "lady", "ladies", "family", "families", "friend", "friends",
+     "wife", "husband", "mother", "father", "parents", "descent", "origin", "heritage", "roots", "ancestry",
+     "passport", "nationality", "immigrant", "immigrants", "refugee", "refugees", "student", "students",
+     "couple", "kid", "kids", "child", "children", "family's", "living", "born", "speaker", "speakers"}
+)  # fmt: skip
+_NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
+
+
+def _inside_identifier(text: str, start: int, end: int) -> bool:
+    """True when the span holds a digit or reaches into a run of word characters and ``-_/.@:`` that is
+    an identifier: one holding a digit, ``_``, ``/``, ``@``, ``=`` or ``#`` ("marker-2-0-ec3190")."""
+    if any(char.isdigit() for char in text[start:end]):
+        return True
+    for edge in (start, end - 1):
+        run_start = edge
+        while run_start > 0 and _IDENTIFIER_RUN.fullmatch(text[run_start - 1]):
+            run_start -= 1
+        run = _IDENTIFIER_RUN.match(text, run_start)
+        if run is None:
+            continue
+        token = run.group().rstrip(".:")
+        if any(char.isdigit() or char in "_/@=#" for char in token):
+            return True
+    return False
+
+
+def _common_lower_case_word(text: str, start: int, end: int, entity_type: str) -> bool:
+    """True for one lower-case English word spaCy took for a place ("the landlord") or, before another
+    noun, for a person ("ridge runner"). WordNet's nouns hold names too ("selma"), so a lower-case
+    person alone stays one."""
+    value = text[start:end]
+    if not value.islower() or " " in value or entity_type == NRP:
+        return False
+    nouns = wordnet_words(NOUN)
+    if entity_type == LOCATION:
+        return value in nouns or value in wordnet_words(VERB, ADJECTIVE, ADVERB)
+    following = _NEXT_LOWER_WORD.match(text, end)
+    return value in nouns and following is not None and following.group(1) in nouns
+
+
+def _describes_a_thing(text: str, end: int) -> bool:
+    """True when a nationality is followed by a lower-case noun that is not a person: "Thai curry"."""
+    following = _NEXT_LOWER_WORD.match(text, end)
+    if following is None:
+        return False
+    word = following.group(1)
+    return word in wordnet_words(NOUN) and word not in ordinary_words() and word not in _PEOPLE_NOUNS
 
 
 def _first_line(text: str, start: int, end: int) -> tuple[int, int]:
