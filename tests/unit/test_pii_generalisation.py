@@ -66,3 +66,25 @@ def test_a_nationality_describing_a_dish_is_not_masked_but_one_describing_a_pers
 def test_lower_case_nouns_spacy_reads_as_a_place_or_person_are_not_masked(detector: LocalPiiDetector) -> None:
     assert detector.detect("The gravel ridge runner was muddy after the rain.") == []
     assert detector.detect("the landlord, as usual, never answers") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("We moved to 45 Phố Hàng Bạc last spring.", "45 Phố Hàng Bạc"),
+        ("Send it to Jl. Kenanga Ungu No. 17 please.", "Jl. Kenanga Ungu No. 17"),
+        ("She lives at Stretto Gualtieri, 88 now.", "Stretto Gualtieri, 88"),
+        ("Delivery address: Wendelsteg-Weg 31", "Wendelsteg-Weg 31"),
+        ("Post it to 9182 Harlowe Inlet tomorrow.", "9182 Harlowe Inlet"),
+        ("Delivery address: U Zelené Louky 14", "U Zelené Louky 14"),
+    ],
+)
+def test_street_addresses_of_more_countries_are_found(
+    detector: LocalPiiDetector, text: str, address: str
+) -> None:
+    assert [span.value for span in detector.detect(text) if span.entity_type == "STREET_ADDRESS"] == [address]
+
+
+def test_a_street_word_that_is_also_an_ordinary_word_needs_a_number(detector: LocalPiiDetector) -> None:
+    spans = detector.detect("The Gang members met in the Campo after dark.")
+    assert [span for span in spans if span.entity_type == "STREET_ADDRESS"] == []
