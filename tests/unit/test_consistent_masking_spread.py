@@ -88,3 +88,21 @@ def test_identifiers_of_sixteen_concurrent_users_are_stored_unmasked(parts: dict
         results = dict(zip(identifiers, pool.map(write, identifiers), strict=True))
     for user, stored in results.items():
         assert stored == [f"Stored {identifier} for later." for identifier in identifiers[user]]
+
+
+def test_no_raw_value_of_the_issues_kinds_is_stored_from_turns(parts: dict[str, Any]) -> None:  # noqa: F811
+    service = make_service(parts, detector=LocalPiiDetector())
+    says = [
+        "I met Adébọ́lá Ọlátúnjí at the market.",
+        "Ọlátúnjí said the stall opens at nine.",  # the surname alone, after the full name
+        "my colleague ríona mcgillycuddy is visiting",
+        "I was born on the 23rd of November 1979, DOB 23/11/1979.",
+        "My Eircode is T23 KX8P and my PPS number is 5271938A.",
+        "My passport number is PX4417092.",
+        "We moved to 45 Phố Hàng Bạc last spring.",
+    ]
+    stored = " ".join(turn.content for turn in service.append_turns("u9", "t", user_says(*says)))
+    for raw in ("Adébọ́lá", "Ọlátúnjí", "ríona", "mcgillycuddy", "1979", "T23 KX8P", "5271938A", "PX4417092",
+                "Hàng Bạc"):
+        assert raw not in stored, raw
+    assert "market" in stored and "stall opens at nine" in stored
