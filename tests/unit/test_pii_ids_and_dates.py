@@ -77,3 +77,10 @@ def test_digit_runs_that_cannot_be_dialled_are_no_phone_number(number: str) -> N
 @pytest.mark.parametrize("number", ["2125550188", "0612345678", "419 88 865"])
 def test_dialable_numbers_are_still_phone_numbers(number: str) -> None:
     assert found(RegexPiiDetector(), f"text {number} when you land") == {("PHONE_NUMBER", number)}
+
+
+def test_a_named_identity_number_that_also_passes_a_cards_check_is_an_identity_number() -> None:
+    # A valid Romanian CNP that also passes Luhn with a Maestro prefix (56-69, 12-19 digits).
+    number = "5030917010201"
+    assert found(RegexPiiDetector(), f"card {number}") == {("CREDIT_CARD", number)}
+    assert found(RegexPiiDetector(), f"my personal identity number: {number}") == {("NATIONAL_ID", number)}

@@ -54,6 +54,8 @@ _PASSPORT = re.compile(r"(?=(?:[A-Z]*\d){6})[A-Z0-9]{6,10}")
 # One group: letters and digits, with ".", "-" or "/" between them; trailing punctuation is not part of it.
 _GROUP = re.compile(r"(?<![\w.\-/])[A-Za-z0-9]+(?:[.\-/+][A-Za-z0-9]+)*(?![\w])")
 _MAX_GROUPS = 4
+# The score of a number the words before it name as an identity number (one found alone scores less).
+NAMED_ID_SCORE = 0.9
 
 
 def _module(name: str) -> ModuleType:
@@ -92,7 +94,9 @@ def national_id_spans(text: str) -> Iterator[PiiSpan]:
     for index, first in enumerate(groups):
         if first.start() < taken_until:
             continue
-        has_cue = _ID_CUE.search(text, max(0, first.start() - _CUE_WINDOW), first.start()) is not None
+        # The cue names this number, not one before it: "SSN 853-37-1694, card 3782 822463 10005".
+        window_start = max(0, first.start() - _CUE_WINDOW, groups[index - 1].end() if index else 0)
+        has_cue = _ID_CUE.search(text, window_start, first.start()) is not None
         # Groups one space apart are read together ("271 947 699"), the longest reading first.
         run = [first]
         for following in groups[index + 1 : index + _MAX_GROUPS]:
@@ -106,7 +110,7 @@ def national_id_spans(text: str) -> Iterator[PiiSpan]:
                 continue
             if _scheme_for(candidate, has_cue) is not None:
                 taken_until = end
-                yield PiiSpan(NATIONAL_ID, start, end, candidate, 0.9 if has_cue else 0.8)
+                yield PiiSpan(NATIONAL_ID, start, end, candidate, NAMED_ID_SCORE if has_cue else 0.8)
                 break
 
 

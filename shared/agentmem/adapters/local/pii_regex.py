@@ -28,7 +28,13 @@ import phonenumbers
 from stdnum.br import cpf
 from stdnum.no import fodselsnummer
 
-from agentmem.adapters.local.national_ids import NATIONAL_ID, PASSPORT, national_id_spans, passport_spans
+from agentmem.adapters.local.national_ids import (
+    NAMED_ID_SCORE,
+    NATIONAL_ID,
+    PASSPORT,
+    national_id_spans,
+    passport_spans,
+)
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
 
 EMAIL_ADDRESS = "EMAIL_ADDRESS"
@@ -438,10 +444,19 @@ class RegexPiiDetector:
         spans.extend(PiiSpan(EMAIL_ADDRESS, m.start(), m.end(), m.group(0), 1.0) for m in _EMAIL.finditer(text))
         spans.extend(_url_spans(text))
         spans.extend(_iban_spans(text))
+        # A number the words before it call an identity number, and that validates as one, is one,
+        # even when it also passes the Luhn check of a card ("my identity number: 5640122224791").
+        named_ids = [span for span in national_id_spans(text) if span.score >= NAMED_ID_SCORE]
+        spans.extend(named_ids)
         spans.extend(
-            PiiSpan(CREDIT_CARD, m.start(), m.end(), m.group(0), 1.0)
-            for m in _CARD.finditer(text)
-            if credit_card_valid(m.group(0))
+            drop_overlapping(
+                (
+                    PiiSpan(CREDIT_CARD, m.start(), m.end(), m.group(0), 1.0)
+                    for m in _CARD.finditer(text)
+                    if credit_card_valid(m.group(0))
+                ),
+                named_ids,
+            )
         )
         for pattern in (_IPV4, _IPV6):
             spans.extend(
