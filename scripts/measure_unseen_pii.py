@@ -349,6 +349,12 @@ def main() -> None:
         if name == "false-alarms" or name == "phones":
             empty = sum(not record["spans"] for record in records)
             print(f"records without personal data that had a span masked: {flagged}/{empty} = {flagged / empty:.3f}")
+        if name == "false-alarms":
+            words = len(COMMON_WORD_SENTENCES)
+            flagged_words = sum(bool(detector.detect(record["full_text"])) for record in records[:words])
+            flagged_ids = flagged - flagged_words
+            print(f"  identifiers: {flagged_ids}/{len(records) - words} = {flagged_ids / (len(records) - words):.3f}; "
+                  f"common-word sentences: {flagged_words}/{words} = {flagged_words / words:.3f}")
 
 
 if __name__ == "__main__":
