@@ -74,7 +74,7 @@ def test_digit_runs_that_cannot_be_dialled_are_no_phone_number(number: str) -> N
     assert RegexPiiDetector().detect(f"row {number} in the export is empty") == []
 
 
-@pytest.mark.parametrize("number", ["2125550188", "0612345678", "419 88 865", "0662 83019 447"])
+@pytest.mark.parametrize("number", ["2125550188", "0612345678", "419 88 865", "0662 83019 447", "0512 43676 383"])
 def test_dialable_numbers_are_still_phone_numbers(number: str) -> None:
     assert found(RegexPiiDetector(), f"text {number} when you land") == {("PHONE_NUMBER", number)}
 

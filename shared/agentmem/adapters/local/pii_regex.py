@@ -260,8 +260,8 @@ def phone_number_plausible(number: str, context_says_phone: bool = False) -> boo
             return True
         return (len(digits) == 10 and _ten_digits_dialable(digits)) or (len(digits) == 11 and digits[0] in "01")
     if not has_prefix and not context_says_phone:
-        if len(digits) > 11 and not digits.startswith("00"):
-            return False  # "7661 7764 3166": twelve digits or more without a code are no number to dial
+        if len(digits) > 11 and digits[0] != "0":
+            return False  # "7661 7764 3166": twelve digits or more without a code or trunk 0 are no number to dial
         if len(groups) >= 3 and digits[0] != "0" and any(len(group) > 4 for group in groups[1:]):
             # "758-5946-142234": after the first, phone groups are of two to four digits, unless the
             # number starts with a trunk 0 (Austria writes "0512 43676 383")
