@@ -328,18 +328,74 @@ def value_candidates(text: str, max_words: int = MAX_VALUE_WORDS) -> list[str]:
     return list(seen)
 
 
+# Types whose values are words (names, places, organisations): spread by consistent masking only where
+# they read as names, never into an identifier or as a common word.
+NAME_LIKE_TOKEN_TYPES = frozenset({"PERSON", "LOCATION", "NRP", "ORG"})
+# Characters that glue words into one identifier ("marker-2-0-ec3190", "ridge_v2", "a/b", "x.y", "me@x"):
+# a known word inside such a run is part of another value, not an occurrence of its own.
+_GLUE = "-_/.@:+#="
+_NAME_WORD = re.compile(r"[^\W\d_](?:[^\W\d_]|['’.\-\u0300-\u036f])*")
+# Capitalised function words that are also given names ("Will", "May"): alone they are far more often the word.
+_FUNCTION_WORDS = frozenset({"will", "may", "can", "an", "so", "per", "don", "else", "art", "sun", "bill", "pat"})
+_NAME_PARTICLES = frozenset(
+    {"van", "von", "de", "da", "das", "del", "della", "der", "den", "di", "do", "dos", "du", "la", "le", "ten",
+     "ter", "bin", "ibn", "al", "el", "y", "zu", "mr", "mrs", "ms", "dr", "prof", "sir", "jr", "sr"}
+)  # fmt: skip
+
+
+def spreads_as_name(value: str) -> bool:
+    """Whether a name-like value may be masked wherever it appears (consistent masking).
+
+    Only words that look like a name do: letters (and the marks, apostrophes, hyphens of names), no digit,
+    at least one capitalised word, or several words. "marker", "ridge" or "x2" found once by mistake must
+    not take every later "marker-2-..." or "ridge runner" with them.
+    """
+    words = value.split()
+    if not words or not all(_NAME_WORD.fullmatch(word) for word in words):
+        return False
+    if len(words) == 1:
+        word = words[0]
+        return len(word) > 1 and word[0].isupper() and word.casefold() not in _FUNCTION_WORDS
+    return True
+
+
+def name_parts(value: str) -> list[str]:
+    """The parts of a full name that alone still name its person: "Olúwaṣeun Adébáyọ̀" -> both words.
+
+    A part is a capitalised word of two letters or more that :func:`spreads_as_name`; particles and titles
+    ("van", "Dr") and initials are not. A lower-case name has no parts: alone its words are too often words.
+    """
+    words = value.split()
+    if len(words) < 2:
+        return []
+    return [
+        word.rstrip(".,")
+        for word in words
+        if word.casefold().rstrip(".") not in _NAME_PARTICLES
+        and len(word.rstrip(".")) > 1
+        and spreads_as_name(word.rstrip(".,"))
+    ]
+
+
 def known_value_spans(text: str, token_by_value: Mapping[str, str]) -> list[PiiSpan]:
     """A span for every whole-word occurrence in `text` of a value of `token_by_value`.
 
     Occurrences may overlap (a full name and its first name); `mask` keeps the longest. The span's
     type is the one its token names, so a span always agrees with the token it will be replaced by.
+    An occurrence glued to other characters into one identifier ("Ann" of "ann-2-x", "ann_v2") is none,
+    and a name, place or organisation is spread only when it :func:`spreads_as_name`.
     """
     spans: list[PiiSpan] = []
+    glue = re.escape(_GLUE)
     for value, token in token_by_value.items():
         if not value:
             continue
-        pattern = re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)")
         parsed = TOKEN_PATTERN.fullmatch(token)
-        entity_type = parsed.group("type") if parsed else "PERSON"
-        spans.extend(PiiSpan(entity_type, m.start(), m.end(), value) for m in pattern.finditer(text))
+        token_type = parsed.group("type") if parsed else "PERSON"
+        if token_type in NAME_LIKE_TOKEN_TYPES and not spreads_as_name(value):
+            continue
+        pattern = re.compile(
+            rf"(?<!\w)(?<!\w[{glue}])" + re.escape(value) + rf"(?!\w)(?![{glue}]\w)"
+        )
+        spans.extend(PiiSpan(token_type, m.start(), m.end(), value) for m in pattern.finditer(text))
     return spans

@@ -38,6 +38,7 @@ from agentmem.domain.pii import (
     format_token,
     known_value_spans,
     mask,
+    name_parts,
     unmask,
     value_candidates,
 )
@@ -329,6 +330,12 @@ class ConversationService:
         for text, spans in zip(texts, spans_per_text, strict=True):
             for entity_type, value in mask(text, spans, scope_hash, token_by_value).assigned.values():
                 entity_type_by_value.setdefault(value, entity_type)
+        # A surname or first name alone names the person too: once the full name is in the vault, so are
+        # its parts, and consistent masking finds them wherever they appear alone.
+        for value, entity_type in list(entity_type_by_value.items()):
+            if entity_type == "PERSON":
+                for part in name_parts(value):
+                    entity_type_by_value.setdefault(part, entity_type)
         if entity_type_by_value:
             new_tokens = self._tokens_for(subject, scope_hash, entity_type_by_value, data_key)
             token_by_value = {**token_by_value, **new_tokens}

@@ -8,6 +8,9 @@ providers' romanised names are included). They are read from the installed packa
 about half a second, and held as two sets of case-folded words (about 21,000 given names and 26,000
 surnames, a few MB); nothing is downloaded.
 
+Words are compared Unicode-normalised (NFC, case-folded), and a word written with diacritics is also
+looked up without them, so "Ciarán", "ciarán" and "CIARÁN" are one key and "Adébáyọ̀" finds "Adebayo".
+
 A word that is also one of spaCy's English stop words ("will", "may", "van") or the English name of a
 month or a weekday ("June", "Sunday") is left out of both sets: alone it is far more often the word.
 """
@@ -36,20 +39,36 @@ class NameGazetteer:
 
     def is_first(self, word: str) -> bool:
         """Whether ``word`` (any case, a trailing period ignored) is a known given name."""
-        return _key(word) in self.first
+        return any(key in self.first for key in _keys(word))
 
     def is_last(self, word: str) -> bool:
         """Whether ``word`` (any case, a trailing period ignored) is a known surname."""
-        return _key(word) in self.last
+        return any(key in self.last for key in _keys(word))
 
     def is_name(self, word: str) -> bool:
         """A given name or a surname."""
-        key = _key(word)
-        return key in self.first or key in self.last
+        return any(key in self.first or key in self.last for key in _keys(word))
 
 
 def _key(word: str) -> str:
-    return word.rstrip(".").replace("’", "'").casefold()
+    return unicodedata.normalize("NFC", word.rstrip(".").replace("’", "'").casefold())
+
+
+def _keys(word: str) -> tuple[str, ...]:
+    """The word as written, then without its diacritics if it has any.
+
+    Only a word written with diacritics is folded: "Adébáyọ̀" finds "Adebayo", but "Bot" does not find
+    Vietnamese "Bốt" (folding the gazetteer would make hundreds of English words names).
+    """
+    key = _key(word)
+    folded = fold(key)
+    return (key,) if folded == key else (key, folded)
+
+
+def fold(word: str) -> str:
+    """``word`` case-folded without its diacritics: "Olúwaṣeun" -> "oluwaseun", "Ærøe" -> "ærøe"."""
+    decomposed = unicodedata.normalize("NFKD", word.casefold())
+    return "".join(char for char in decomposed if not unicodedata.combining(char))
 
 
 def _is_latin(word: str) -> bool:
@@ -77,8 +96,10 @@ def ordinary_words() -> frozenset[str]:
 
 
 def _words(names: Iterable[str], excluded: frozenset[str]) -> frozenset[str]:
-    words = {part.casefold() for name in names for part in name.split()}
-    return frozenset(word for word in words if len(word) > 1 and _is_latin(word) and word not in excluded)
+    words = {part for name in names for part in name.split()}
+    return frozenset(
+        _key(word) for word in words if len(word) > 1 and _is_latin(word) and _key(word) not in excluded
+    )
 
 
 def load_gazetteer() -> NameGazetteer:

@@ -26,13 +26,14 @@ of the name.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
-from agentmem.adapters.local.name_gazetteer import NameGazetteer, ordinary_words, shared_gazetteer
+from agentmem.adapters.local.name_gazetteer import NameGazetteer, fold, ordinary_words, shared_gazetteer
 
 if TYPE_CHECKING:
     from presidio_analyzer import EntityRecognizer, RecognizerResult
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 PERSON = "PERSON"
 CUE_SCORE = 0.9
 GAZETTEER_SCORE = 0.6
+UNKNOWN_PAIR_SCORE = 0.55
 RELABEL_SCORE = 0.9
 # spaCy labels (after Presidio's mapping) whose span may be a person's name spaCy did not know.
 _RELABELLED = frozenset({"LOCATION", "ORGANIZATION", "PRODUCT", "FAC", "WORK_OF_ART"})
@@ -50,7 +52,9 @@ _NOT_NAMES = frozenset(
 )
 
 # A word: letters, inner apostrophes or hyphens ("O'Neil", "Hauta-aho"); an initial keeps its period.
-_WORD = re.compile(r"[^\W\d_]+(?:['’\-][^\W\d_]+)*(?:(?<=\b[^\W\d_])\.)?")
+# Combining marks count as letters: "Adébáyọ̀" ends in U+0300, which no precomposed character holds.
+_LETTER = r"(?:[^\W\d_]|[\u0300-\u036f\u1dc0-\u1dff])"
+_WORD = re.compile(rf"{_LETTER}+(?:['’\-]{_LETTER}+)*(?:(?<=\b[^\W\d_])\.)?")
 # Three or more words in a list: "silvana, adam, chad and caleb".
 _LIST = re.compile(r"\b[^\W\d_]+(?:,[ \t]+[^\W\d_]+)+,?[ \t]+and[ \t]+[^\W\d_]+\b")
 # A preposition of place just before a word: "arrived at", "flew to", "in", "from".
@@ -69,12 +73,33 @@ _SAYS_CUE = re.compile(r"\b(?:says|said|asked|told|replied|wrote|thanked)[ \t]+(
 _DOES_CUE = re.compile(
     r"[ \t]+(?:lives|lived|works|worked|spent|shouted|says|said|replied|wrote|was[ \t]+born|is[ \t]+from)\b"
 )
-# Cues after which the next word is a name whatever its case ("her maiden name is nyberg").
+# Cues after which the next word is a name whatever its case ("her maiden name is nyberg", "my cousin ciarán").
+_RELATIVES = (
+    r"friend|cousin|sister|brother|wife|husband|partner|fianc[ée]e?|girlfriend|boyfriend|colleague|coworker"
+    r"|co-worker|boss|manager|neighbou?r|landlord|landlady|tenant|mum|mom|mother|dad|father|son|daughter"
+    r"|aunt|uncle|niece|nephew|grandma|grandpa|grandmother|grandfather|stepmother|stepfather|flatmate"
+    r"|roommate|housemate|classmate|teacher|doctor|dentist|lawyer|nanny|babysitter|mentor|client|patient"
+)
 _NAME_IS_CUE = re.compile(
     r"\b(?:(?:my|his|her|their|your|maiden|last|first|full|middle|family|given|sur)[ \t]*name[ \t]+(?:is|was)"
-    r"|name[ \t]*[:?]|call(?:ed)?[ \t]+me|known[ \t]+as)[ \t]+(?=[^\W\d_])",
+    r"|name[ \t]*[:?]|call(?:ed)?[ \t]+me|known[ \t]+as"
+    rf"|(?P<relative>(?:my|our|his|her|their|your)[ \t]+(?:{_RELATIVES}),?))[ \t]+(?=[^\W\d_])",
     re.IGNORECASE,
 )
+
+
+@functools.cache
+def _folded_words() -> frozenset[str]:
+    """WordNet's words and the same words without diacritics ("cafe" for "café")."""
+    known = wordnet_words(VERB, ADJECTIVE, ADVERB, NOUN)
+    return known | {fold(word) for word in known}
+
+
+def _unknown_word(word: str, *dictionaries: frozenset[str]) -> bool:
+    """True when neither the word nor its stem without an English inflection ("lives", "called") is listed."""
+    key = word.casefold()
+    stems = {key, *(key[: -len(end)] for end in ("s", "es", "ed", "d", "ing") if key.endswith(end))}
+    return all(stem not in dictionary for stem in stems for dictionary in dictionaries)
 
 
 class _Word:
@@ -147,6 +172,7 @@ class PersonNameFinder:
         english = wordnet_words(VERB, ADJECTIVE, ADVERB)  # "Glad", "Love", "Long": words before names
         verbs = wordnet_words(VERB, ADVERB)
         known = wordnet_words(VERB, ADJECTIVE, ADVERB, NOUN)  # places too: "London", "Chad"
+        every_word = _folded_words()
         words = _words(text)
         blocked = [(start, end) for label, start, end in entities if label in _NOT_NAMES]
         found: list[tuple[int, int, float]] = []
@@ -177,13 +203,20 @@ class PersonNameFinder:
                     add(run[0].start, run[-1].end, CUE_SCORE)
         for match in _NAME_IS_CUE.finditer(text):
             run = _run_after(text, words, match.end())
+            if run and match.group("relative") and run[0].text.casefold() in ordinary:
+                continue  # "When I killed your brother, I talked"
             if run:
                 add(run[0].start, run[-1].end, CUE_SCORE)
                 continue
             following = [word for word in words if word.start >= match.end()][:2]
-            if following and following[0].text.casefold() not in ordinary:
+            # After "my friend" the next word is as often a verb ("my friend said"): it must be no English word.
+            relative = match.group("relative") is not None
+            if following and _unknown_word(following[0].text, known if relative else ordinary, ordinary):
                 end = following[0].end
-                if len(following) == 2 and gazetteer.is_last(following[1].text):
+                if len(following) == 2 and text[following[0].end : following[1].start] == " " and (
+                    gazetteer.is_last(following[1].text)
+                    or (relative and _unknown_word(following[1].text, known, ordinary))
+                ):
                     end = following[1].end
                 add(following[0].start, end, CUE_SCORE)
         # Capitalised runs the gazetteer knows.
@@ -209,6 +242,25 @@ class PersonNameFinder:
                 and second.text not in english
             ):
                 add(first.start, second.end, GAZETTEER_SCORE)
+        # Two capitalised words no dictionary knows, one of them a name by the gazetteer or by spaCy:
+        # "Inioluwa Olaiya", "Olúwaṣeun Adébáyọ̀" (spaCy finds the first word only). Words spaCy labelled
+        # otherwise are left to it (a place, an organisation).
+        labelled = [(start, end) for label, start, end in entities if label != PERSON]
+        people = [(start, end) for label, start, end in entities if label == PERSON]
+        for run in _capitalised_runs(text, words):
+            run = [word for word in run if word.text.casefold() not in ordinary and fold(word.text) not in every_word]
+            for first, second in itertools.pairwise(run):
+                if (
+                    text[first.end : second.start] == " "
+                    and (
+                        gazetteer.is_name(first.text)
+                        or gazetteer.is_name(second.text)
+                        or any(first.start < p_end and p_start < second.end for p_start, p_end in people)
+                    )
+                    and min(len(first.text), len(second.text)) > 2
+                    and not any(first.start < b_end and b_start < second.end for b_start, b_end in labelled)
+                ):
+                    add(first.start, second.end, UNKNOWN_PAIR_SCORE)
         # A list of three or more lower-case words, all given names: "silvana, adam, chad and caleb".
         for match in _LIST.finditer(text):
             items = [word for word in _words(match.group()) if word.text != "and"]
@@ -220,9 +272,10 @@ class PersonNameFinder:
         # spaCy's places, organisations, products that are names (a nationality is an adjective: "French");
         # a place WordNet knows ("London") stays a place.
         for label, start, end in entities:
-            if label not in _RELABELLED or _PLACE_BEFORE.search(text, 0, start):
-                continue
             parts = [word for word in words if start <= word.start and word.end <= end]
+            # "flew to Coles" is a place; "send it to Agnes Adeyemi" is someone.
+            if label not in _RELABELLED or (len(parts) < 2 and _PLACE_BEFORE.search(text, 0, start)):
+                continue
             if (
                 parts
                 and gazetteer.is_first(parts[0].text)

@@ -12,7 +12,8 @@ libphonenumber (``phonenumbers``; its length rules are not applied: a number wri
 code but a digit too many or too few is still someone's number to mask). An 11-digit number
 that python-stdnum validates as a national identity number with two check digits (Brazil's
 CPF, Norway's fodselsnummer) is not read as a phone number unless the
-words around it say so. Names, addresses and other free-text entities need a model (see
+words around it say so. National identity and passport numbers are ``national_ids``' (python-stdnum's
+validators). Names, addresses and other free-text entities need a model (see
 ``presidio_pii`` locally, the Comprehend adapter on AWS).
 """
 
@@ -27,6 +28,13 @@ import phonenumbers
 from stdnum.br import cpf
 from stdnum.no import fodselsnummer
 
+from agentmem.adapters.local.national_ids import (
+    NAMED_ID_SCORE,
+    NATIONAL_ID,
+    PASSPORT,
+    national_id_spans,
+    passport_spans,
+)
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
 
 EMAIL_ADDRESS = "EMAIL_ADDRESS"
@@ -111,6 +119,7 @@ _WORDS_AFTER_PHONE_NUMBERS = frozenset(
         "main", "private", "business", "ext", "extension", "or", "and", "to", "if", "for", "at",
         "before", "after", "between", "until", "from", "on", "is", "was", "please", "thanks",
         "thank", "today", "tomorrow", "tonight", "anytime", "i", "we", "you", "it", "but", "then",
+        "when", "so", "now", "instead", "again",
     }
 )  # fmt: skip
 
@@ -245,7 +254,18 @@ def phone_number_plausible(number: str, context_says_phone: bool = False) -> boo
     if len(groups) == 1 and not has_prefix:
         # Eleven solid digits are a phone number with a trunk or country prefix (0..., 1...);
         # otherwise they are more often a national identity number (PESEL, CPF, fodselsnummer).
-        return len(digits) == 10 or (len(digits) == 11 and digits[0] in "01") or context_says_phone
+        # Ten solid digits start with a trunk 0 or are a North American number (area and exchange
+        # codes start 2-9); "1431149752" is a row or order number.
+        if context_says_phone:
+            return True
+        return (len(digits) == 10 and _ten_digits_dialable(digits)) or (len(digits) == 11 and digits[0] in "01")
+    if not has_prefix and not context_says_phone:
+        if len(digits) > 11 and digits[0] != "0":
+            return False  # "7661 7764 3166": twelve digits or more without a code or trunk 0 are no number to dial
+        if len(groups) >= 3 and digits[0] != "0" and any(len(group) > 4 for group in groups[1:]):
+            # "758-5946-142234": after the first, phone groups are of two to four digits, unless the
+            # number starts with a trunk 0 (Austria writes "0512 43676 383")
+            return False
     if sum(len(group) == 1 for group in groups) > 2:
         return False
     if len(groups[-1]) == 1:
@@ -257,6 +277,11 @@ def phone_number_plausible(number: str, context_says_phone: bool = False) -> boo
     if len(digits) < 9 and any(not 2 <= len(group) <= 4 for group in groups):
         return False
     return not _looks_like_other_number(groups, re.findall(r"[ .-]|/", local_part), context_says_phone)
+
+
+def _ten_digits_dialable(digits: str) -> bool:
+    """Ten digits written solid: a national number with its trunk 0, or a NANP number (NXX NXX XXXX)."""
+    return digits[0] == "0" or (digits[0] in "23456789" and digits[3] in "23456789")
 
 
 def _possible_international_number(number: str) -> bool:
@@ -412,7 +437,7 @@ class RegexPiiDetector:
     """Finds structured identifiers with regular expressions and their validation rules."""
 
     entity_types: frozenset[str] = frozenset(
-        {EMAIL_ADDRESS, URL, IBAN_CODE, CREDIT_CARD, IP_ADDRESS, US_SSN, PHONE_NUMBER}
+        {EMAIL_ADDRESS, URL, IBAN_CODE, CREDIT_CARD, IP_ADDRESS, US_SSN, PHONE_NUMBER, NATIONAL_ID, PASSPORT}
     )
 
     def detect(self, text: str) -> list[PiiSpan]:
@@ -421,10 +446,19 @@ class RegexPiiDetector:
         spans.extend(PiiSpan(EMAIL_ADDRESS, m.start(), m.end(), m.group(0), 1.0) for m in _EMAIL.finditer(text))
         spans.extend(_url_spans(text))
         spans.extend(_iban_spans(text))
+        # A number the words before it call an identity number, and that validates as one, is one,
+        # even when it also passes the Luhn check of a card ("my identity number: 5640122224791").
+        named_ids = [span for span in national_id_spans(text) if span.score >= NAMED_ID_SCORE]
+        spans.extend(named_ids)
         spans.extend(
-            PiiSpan(CREDIT_CARD, m.start(), m.end(), m.group(0), 1.0)
-            for m in _CARD.finditer(text)
-            if credit_card_valid(m.group(0))
+            drop_overlapping(
+                (
+                    PiiSpan(CREDIT_CARD, m.start(), m.end(), m.group(0), 1.0)
+                    for m in _CARD.finditer(text)
+                    if credit_card_valid(m.group(0))
+                ),
+                named_ids,
+            )
         )
         for pattern in (_IPV4, _IPV6):
             spans.extend(
@@ -433,6 +467,7 @@ class RegexPiiDetector:
                 if m.group(0) != "::" and ip_address_valid(m.group(0))
             )
         spans.extend(_ssn_spans(text))
+        spans.extend(drop_overlapping([*national_id_spans(text), *passport_spans(text)], spans))
         # Phone numbers are the least certain, so a digit run already read as a validated
         # identifier is never also read as a phone number.
         spans.extend(drop_overlapping(_phone_spans(text), spans))

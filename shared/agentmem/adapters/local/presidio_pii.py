@@ -4,12 +4,14 @@ Presidio's ``AnalyzerEngine`` runs with an NLP engine built here around the pinn
 ``spacy_pipeline``), so it never calls ``spacy.cli.download``, and with a registry of Presidio's spaCy
 recognizer and agentmem's own: people's names spaCy misses (``person_names``, with the gazetteer of
 ``name_gazetteer``), street addresses (``street_address``), organisations by their form
-(``organization_names``), ages (``age``) and postal codes (``postal_code``). Structured identifiers are
+(``organization_names``), ages (``age``), postal codes (``postal_code``) and dates of birth
+(``date_of_birth``). Structured identifiers are
 left to ``RegexPiiDetector``, which validates them. ``LocalPiiDetector`` is the two together, the
 default detector of the local backend.
 
 spaCy labels dates and times too (DATE_TIME), but its precision on them is low (0.17 on pii-dev) and a
-masked date takes the timeline out of a conversation's memory, so they are not reported by default.
+masked date takes the timeline out of a conversation's memory, so they are not reported by default; a
+date of birth is (``dates_of_birth=False`` turns that off).
 spaCy's organisations are not reported by default either (precision 0.43 / recall 0.62 on pii-dev with
 the other recognizers): it reads ordinary capitalised words as organisations ("Flag real cliches
 only." in an editor's comment), which would mask the words lessons are made of; organisations found by
@@ -19,11 +21,21 @@ turns either back on.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from agentmem.adapters.local import age, organization_names, person_names, postal_code, street_address
+from agentmem.adapters.local import (
+    age,
+    date_of_birth,
+    organization_names,
+    person_names,
+    postal_code,
+    street_address,
+)
+from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
+from agentmem.adapters.local.name_gazetteer import ordinary_words
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.spacy_pipeline import shared_pipeline
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
@@ -87,6 +99,7 @@ def _build_analyzer() -> AnalyzerEngine:
     registry.add_recognizer(street_address.build_recognizer())
     registry.add_recognizer(age.build_recognizer())
     registry.add_recognizer(postal_code.build_recognizer())
+    registry.add_recognizer(date_of_birth.build_recognizer())
     for recognizer in organization_names.build_recognizers():
         registry.add_recognizer(recognizer)
     return AnalyzerEngine(nlp_engine=engine, registry=registry, supported_languages=[_LANGUAGE])
@@ -115,6 +128,7 @@ class PresidioPiiDetector:
         entities: Collection[str] = DEFAULT_NER_ENTITIES,
         min_score: float = 0.5,
         spacy_organizations: bool = False,
+        dates_of_birth: bool = True,
     ) -> None:
         unknown = set(entities) - SUPPORTED_ENTITIES
         if unknown:
@@ -122,6 +136,8 @@ class PresidioPiiDetector:
         self.entities = sorted(entities)
         self.min_score = min_score
         self.spacy_organizations = spacy_organizations
+        # A date of birth is a DATE_TIME whatever ``entities`` says of spaCy's other dates.
+        self._requested = sorted({*self.entities, DATE_TIME}) if dates_of_birth else self.entities
 
     def detect(self, text: str) -> list[PiiSpan]:
         """Spans of ``text``, sorted and not overlapping."""
@@ -129,26 +145,115 @@ class PresidioPiiDetector:
             return []
         analyzer = shared_analyzer()
         with _analyze_lock:
-            results = analyzer.analyze(text=text, language=_LANGUAGE, entities=self.entities)
+            results = analyzer.analyze(text=text, language=_LANGUAGE, entities=self._requested)
         spans = []
         for result in results:
             if result.score < self.min_score:
                 continue
+            recognizer = (result.recognition_metadata or {}).get("recognizer_name")
+            if result.entity_type == DATE_TIME and DATE_TIME not in self.entities and recognizer == _SPACY_RECOGNIZER:
+                continue
             if (
                 result.entity_type == ORGANIZATION
                 and not self.spacy_organizations
-                and (result.recognition_metadata or {}).get("recognizer_name") == _SPACY_RECOGNIZER
+                and recognizer == _SPACY_RECOGNIZER
             ):
                 continue
             start, end = _trimmed(text, result.start, result.end)
             if result.entity_type != STREET_ADDRESS:
                 start, end = _first_line(text, start, end)
+            if result.entity_type in _WORD_TYPES and (
+                _inside_identifier(text, start, end)
+                or _POSSESSIVE_FIRST.match(text, start) is not None
+                or _opens_with_a_common_noun(text, start, end)
+                or (result.entity_type == NRP and _describes_a_thing(text, end))
+                or (recognizer == _SPACY_RECOGNIZER and _common_lower_case_word(text, start, end, result.entity_type))
+            ):
+                continue
             if start < end:
                 spans.append(PiiSpan(result.entity_type, start, end, text[start:end], result.score))
         return resolve_overlaps(spans)
 
 
 _TRIM = " \t\r\n.,;:!?\"'()[]{}"
+# Types whose values are words; a word glued into an identifier, or a nationality describing a dish, is none.
+_WORD_TYPES = frozenset({PERSON, LOCATION, NRP, ORGANIZATION})
+# The run of characters an identifier is made of ("marker-2-0-ec3190", "ridge_v2", "run/7f3a").
+_IDENTIFIER_RUN = re.compile(r"[\w\-/.@:+#=]+")
+# After a nationality, these nouns are a person or people ("a Thai woman"); other nouns are things ("Thai curry").
+_PEOPLE_NOUNS = frozenset(
+    {"man", "men", "woman", "women", "people", "person", "persons", "citizen", "citizens", "national", "nationals",
+     "guy", "guys", "girl", "girls", "boy", "boys", "lady", "ladies", "family", "families", "friend", "friends",
+     "wife", "husband", "mother", "father", "parents", "descent", "origin", "heritage", "roots", "ancestry",
+     "passport", "nationality", "immigrant", "immigrants", "refugee", "refugees", "student", "students",
+     "couple", "kid", "kids", "child", "children", "family's", "living", "born", "speaker", "speakers"}
+)  # fmt: skip
+# No name or place starts with a possessive: spaCy's "My Eircode", "Your Honour".
+_POSSESSIVE_FIRST = re.compile(r"(?i:my|your|our|his|her|their|its)\b")
+_NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
+
+
+def _inside_identifier(text: str, start: int, end: int) -> bool:
+    """True when the span holds a digit or reaches into a run of word characters and ``-_/.@:`` that is
+    an identifier: one holding a digit, ``_``, ``/``, ``@``, ``=`` or ``#`` ("marker-2-0-ec3190")."""
+    if any(char.isdigit() for char in text[start:end]):
+        return True
+    for edge in (start, end - 1):
+        run_start = edge
+        while run_start > 0 and _IDENTIFIER_RUN.fullmatch(text[run_start - 1]):
+            run_start -= 1
+        run = _IDENTIFIER_RUN.match(text, run_start)
+        if run is None:
+            continue
+        token = run.group().rstrip(".:")
+        if any(char.isdigit() or char in "_/@=#" for char in token):
+            return True
+    return False
+
+
+def _common_lower_case_word(text: str, start: int, end: int, entity_type: str) -> bool:
+    """True for one lower-case English word spaCy took for a place ("the landlord") or, before another
+    noun, for a person ("ridge runner"). WordNet's nouns hold names too ("selma"), so a lower-case
+    person alone stays one."""
+    value = text[start:end]
+    if not value.islower() or " " in value or entity_type == NRP:
+        return False
+    nouns = wordnet_words(NOUN)
+    if entity_type == LOCATION and "." in value:
+        return True  # an abbreviation: "d.o.b", "p.s"
+    if entity_type == LOCATION:
+        return value in nouns or value in wordnet_words(VERB, ADJECTIVE, ADVERB)
+    following = _NEXT_LOWER_WORD.match(text, end)
+    return value in nouns and following is not None and following.group(1) in nouns
+
+
+_TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St)\.$")
+# After an imperative ("Mark the calendar", "Chase the invoice"), not after a name's verb ("Mark is").
+_OPENING_FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "your", "my", "our", "this", "that", "these"})
+
+
+def _opens_with_a_common_noun(text: str, start: int, end: int) -> bool:
+    """True for one capitalised English noun opening a sentence before a noun or a function word:
+    "Miller moths everywhere", "Mark the calendar", "Baker's yeast". "Mark called" stays a name."""
+    value = text[start:end]
+    before = text[:start].rstrip(" \t")
+    opens = not before or before[-1] in "!?\n" or (before[-1] == "." and not _TITLE_BEFORE.search(before))
+    if " " in value or not value[:1].isupper() or not opens or value.casefold() not in wordnet_words(NOUN):
+        return False
+    following = _NEXT_LOWER_WORD.match(text, end + 2 if text.startswith("'s", end) else end)
+    if following is None:
+        return False
+    word = following.group(1)
+    return word in _OPENING_FUNCTION_WORDS or (word in wordnet_words(NOUN) and word not in ordinary_words())
+
+
+def _describes_a_thing(text: str, end: int) -> bool:
+    """True when a nationality is followed by a lower-case noun that is not a person: "Thai curry"."""
+    following = _NEXT_LOWER_WORD.match(text, end)
+    if following is None:
+        return False
+    word = following.group(1)
+    return word in wordnet_words(NOUN) and word not in ordinary_words() and word not in _PEOPLE_NOUNS
 
 
 def _first_line(text: str, start: int, end: int) -> tuple[int, int]:

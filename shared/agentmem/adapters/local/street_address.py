@@ -44,6 +44,15 @@ _SUFFIX_WORDS = (
     "|Junction|Jct|Landing|Meadows?|Mill|Orchard|Park|Path|Pike|Plains?|Port|Ranch|Run|Spring|Springs|Station"
     "|Summit|Track|Turnpike|Valley|View|Village|Wells?|Estates?|Fields?|Green|Harbou?r|Haven|Island|Isle|Lakes?"
     "|Manor|Motorway|Oval|Quay|Rise|Shores?|Spur|Stravenue|Street|Vale|Wharf|Wood|Woods|Causeway|Drives"
+    # The rest of Publication 28's suffixes, and the Commonwealth's.
+    "|Annex|Arcade|Bayou|Beach|Bend|Bluffs?|Bottom|Branch|Bridge|Brooks?|Burgs?|Bypass|Camp|Canyon|Cape"
+    "|Centers?|Centres?|Cliffs?|Club|Commons?|Corners?|Course|Courts|Coves?|Creek|Crest|Curve|Dam|Divide"
+    "|Expressway|Extension|Falls|Ferry|Forest|Forges?|Forks?|Fort|Freeway|Gateway|Glens?|Harbors|Hollow"
+    "|Inlet|Junctions|Keys?|Knolls?|Lake|Land|Lights?|Locks?|Lodge|Mall|Manors|Mission|Mount|Mountains?|Neck"
+    "|Overpass|Parks|Passage|Pines?|Prairie|Radial|Ramp|Rapids?|Rest|Ridges|River|Roads|Route|Shoals?|Skyway"
+    "|Spurs|Squares|Stream|Streets|Throughway|Trace|Trafficway|Trailer|Tunnel|Underpass|Unions|Valleys|Viaduct"
+    "|Views|Villages|Ville|Walks|Wall|Ways|Courtyard|Reserve|Slope|Towers|Strand|Parade|Esplanade|Promenade"
+    "|Grange|Circuit|Chase|Mills|Ride|Turn|Allé"
     "|str|terrasse|kapu|út|útja|utca|u\\.|tér|körút|sor|köz|rkp\\.|rakpart|straat|gracht|laan|weg|plein|kade"
     "|vej|gade|gata|gatan|väg|vägen|veien|vegen|vegur|allé|allee|platz|gasse|straße|strasse|ring|damm|katu"
     "|tie|kuja|polku|kaari|rinne|braut|stræti|stígur|stien|baan|tee|põik"
@@ -54,11 +63,19 @@ _PREFIX_WORDS = (
     "|Praça|Largo|Corso|Travessa|Estrada|Alameda|Plaza|Plac|Pl\\.|ul\\.|ulica|Ulica|Strada|Str\\.|Bulevardul"
     "|Boulevard|Bd\\.?|Chemin|Route|Allée|Impasse|Quai|Odos|Leoforos|rue|via|Rruga|Ulitsa|ulitsa|Aleja|al\\."
 )
+# More street types before the name (Spanish, Portuguese, Italian, Indonesian, Vietnamese), some of them
+# ordinary words elsewhere ("Gang", "Campo"): a street only with capitalised words and a number after.
+_MORE_PREFIX_WORDS = (
+    "Camino|Ronda|Glorieta|Urbanización|Vial|Pasaje|Callejón|Carretera|Cuesta|Jardim|Campo|Vila|Parque|Praia"
+    "|Morro|Quadra|Distrito|Esplanada|Núcleo|Rodovia|Ladeira|Beco|Lugar|R\\.|Stretto|Borgo|Incrocio|Contrada"
+    "|Rotonda|Galleria|Jalan|Jl\\.|Gang|Gg\\.|Đường|Phố|boulevard|plac|pl\\.|os\\.|U|Pod|Nad|Na|Za|K|V"
+)
 # Suffixes fused to the street's name: "Søndergade", "Koskikatu", "Brixtonlaan", "Loorenstrasse".
 _FUSED_SUFFIXES = (
     "straße|strasse|gasse|weg|laan|straat|gracht|plein|dreef|kade|singel|vej|gade|gata|gatan|väg|vägen|veien"
     "|vegen|vegur|stien|allee|platz|ring|damm|katu|tie|kuja|polku|kaari|braut|stræti|stígur|baan|utca|street"
-    "|road|avenue|lane|drive"
+    "|road|avenue|lane|drive|steeg|pad|hof|stigen|torget|vollen|lia|grenda|holtet|eggen|rud|haugen|bakken|lien"
+    "|åsen|bulevardi|kaari|tori|flata|tjernet|stræde|boulevard|vænget|toften|parken|ská|cká|str\\.|-Weg|-Straße|-Strasse|-Str\\.|-Allee|-Platz|-Gasse|-Ring"
 )
 
 _CAP = r"\p{Lu}[\p{L}\p{M}'’.\-]*"  # a capitalised word ("O'Neil", "Hauta-aho", "St.")
@@ -66,7 +83,7 @@ _LINK = r"(?:d[aeiou]s?|dei|degli|del|della|de|la|le|les|du|des|e|y|i|of|the|am|
 _NAME = rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+))*?"
 _NUMBER = r"\d{1,5}(?:[ \t]?[A-Za-z](?![\p{L}]))?\.?"
 _UNIT = r"(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Fl\.?|Box)[ \t]+#?\d{1,5}[A-Z]?"
-_FUSED = rf"\p{{Lu}}[\p{{L}}\p{{M}}\-]*?(?:{_FUSED_SUFFIXES})\b"
+_FUSED = rf"\p{{Lu}}[\p{{L}}\p{{M}}\-]*?(?:{_FUSED_SUFFIXES})(?:\b|(?<=\.))"
 
 _STREET_CORE = (
     # number Name Suffix [number], Name Suffix number: "217 Lovers Lane", "Rákóczi út 13.", "Baker Street"
@@ -75,7 +92,11 @@ _STREET_CORE = (
     rf"|{_NAME}[ \t]+(?:{_STRONG_SUFFIX_WORDS})\b"
     # [number] Prefix Name [number]: "Rua do Arenque 1634", "69 Av Sidi Lakhmi", "31 Rue tachkent"
     rf"|(?:(?:{_NUMBER}[ \t]+){{1,2}})?(?:{_PREFIX_WORDS})[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)"
-    rf"(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\d{{1,4}}(?=[ \t]+\p{{L}})))*(?:[ \t]+{_NUMBER}(?![\d]))?"
+    rf"(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\d{{1,4}}(?=[ \t]+\p{{L}})))*(?:,?[ \t]+{_NUMBER}(?![\d]))?"
+    # [number[,]] More-prefix Name[,] [No.] number: "Stretto Elvira, 155", "Jl. Kutai No. 2", "77, boulevard Grenier"
+    rf"|(?:{_NUMBER},?[ \t]+)?(?:{_MORE_PREFIX_WORDS})[ \t]+(?:{_LINK}[ \t]+)?{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP})*"
+    rf",?[ \t]+(?:No\.?[ \t]*)?{_NUMBER}(?![\d])"
+    rf"|{_NUMBER},?[ \t]+(?:{_MORE_PREFIX_WORDS})[ \t]+(?:{_LINK}[ \t]+)?{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP})*"
     # [number] Fusedname number: "Søndergade 52", "6750 Koskikatu 25"
     rf"|(?:(?:{_NUMBER}[ \t]+){{1,2}})?(?:{_CAP}[ \t]+)?{_FUSED}[ \t]+{_NUMBER}"
     # number Name number: "30102 Kaevu 94", "5850 Jana Nerudy 894"

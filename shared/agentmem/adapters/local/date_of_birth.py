@@ -1,0 +1,55 @@
+"""A Presidio pattern recognizer for a date of birth: a date the words before it call one.
+
+Dates in general are not masked (a masked date takes the timeline out of a memory, see
+``presidio_pii``), but a date of birth is personal data. A date is one when "born", "DOB", "d.o.b.",
+"date of birth", "birth date" or "birthday" comes just before it, with at most a few linking words
+("born on the", "DOB:", "date of birth is", "birthday was"): "17/04/1986", "1986-04-17", "17.4.1986",
+"17 April 1986", "April 17, 1986", "the 17th of April 1986", "17th Apr 1986", and after "birthday" a
+day and month alone ("my birthday is 17 April"). The span is the date only, reported as DATE_TIME
+(Presidio's type; the token is ``DATE``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from presidio_analyzer import PatternRecognizer
+
+DATE_TIME = "DATE_TIME"
+
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
+    r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_DAY = r"(?:0?[1-9]|[12]\d|3[01])(?:st|nd|rd|th)?"
+_YEAR = r"(?:1[89]\d\d|20\d\d)"
+_NUMERIC = (
+    r"(?:(?:0?[1-9]|[12]\d|3[01])[/.\-](?:0?[1-9]|[12]\d|3[01])[/.\-](?:\d{4}|\d{2})"
+    rf"|{_YEAR}[/.\-](?:0?[1-9]|1[0-2])[/.\-](?:0?[1-9]|[12]\d|3[01]))"
+)
+_WRITTEN = (
+    rf"(?:(?:the[ \t]+)?{_DAY}(?:[ \t]+of)?[ \t]+{_MONTH},?[ \t]+{_YEAR}"
+    rf"|{_MONTH}[ \t]+{_DAY},?[ \t]+{_YEAR})"
+)
+_DAY_AND_MONTH = rf"(?:(?:the[ \t]+)?{_DAY}(?:[ \t]+of)?[ \t]+{_MONTH}|{_MONTH}[ \t]+{_DAY})"
+_LINK = r"(?:[ \t]*[:\-]|[ \t]+(?:is|was|on|in|at|:))*[ \t]*"
+_CUE = r"\b(?:born|dob|d\.o\.b\.?|date[ \t]+of[ \t]+birth|birth[ \t]?date|birthday)"
+
+
+def build_recognizer() -> PatternRecognizer:
+    """Presidio's ``PatternRecognizer`` for a DATE_TIME that is a date of birth (case-insensitive cue)."""
+    import regex
+    from presidio_analyzer import Pattern, PatternRecognizer
+
+    end = r"(?![\p{L}\d])"
+    patterns = [
+        Pattern("date after a birth word", rf"(?<={_CUE}{_LINK})(?:{_NUMERIC}|{_WRITTEN}){end}", 0.95),
+        Pattern("birthday without a year", rf"(?<=\bbirthday{_LINK}){_DAY_AND_MONTH}{end}", 0.9),
+    ]
+    return PatternRecognizer(
+        supported_entity=DATE_TIME,
+        name="DateOfBirthRecognizer",
+        patterns=patterns,
+        global_regex_flags=regex.IGNORECASE | regex.MULTILINE,
+    )

@@ -1,0 +1,121 @@
+"""National identity numbers and passport numbers, validated with python-stdnum rather than shapes alone.
+
+A candidate is one to four whitespace-separated groups of letters and digits (with ``.``, ``-`` or
+``/`` inside), holding at least six digits. It is a NATIONAL_ID when one of the schemes below
+validates it (python-stdnum's ``is_valid``: length, structure, check digits, embedded birth dates):
+
+- on its own, schemes whose numbers cannot pass for another number: letters with a check character
+  (Italy's codice fiscale, Ireland's PPS, Spain's DNI and NIE, Finland's henkilötunnus) or a
+  separator of their own (Sweden's personnummer ``YYMMDD-NNNN``, Switzerland's AHV ``756.NNNN.NNNN.NN``,
+  Korea's RRN ``YYMMDD-NNNNNNN``);
+- after a word that names an identity number within 40 characters ("national ID", "PESEL", "tax id",
+  "identity code"), the all-digit schemes: one check digit passes about one random number in ten, so
+  alone such a number is as likely an account or order number (France's NIR, Poland's PESEL, the
+  Netherlands' BSN, Brazil's CPF, Norway's fødselsnummer, Estonia's isikukood, Turkey's T.C. Kimlik,
+  Canada's SIN, Romania's CNP, Croatia's OIB, China's RIC, Denmark's CPR, the UK's NHS number).
+
+Passport numbers have no check digit that their holders write, so a PASSPORT is a group of six to ten
+capitals and digits (at least six digits) after the word "passport".
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterator
+from types import ModuleType
+
+from agentmem.domain.pii import PiiSpan
+
+NATIONAL_ID = "NATIONAL_ID"
+PASSPORT = "PASSPORT"
+
+_ALONE = ("it.codicefiscale", "ie.pps", "es.dni", "es.nie", "fi.hetu")
+_WITH_SEPARATOR = {
+    "se.personnummer": re.compile(r"\d{6}[-+]\d{4}|\d{8}-\d{4}"),
+    "ch.ssn": re.compile(r"756\.\d{4}\.\d{4}\.\d{2}"),
+    "kr.rrn": re.compile(r"\d{6}-\d{7}"),
+}
+_WITH_CUE = (
+    "fr.nir", "pl.pesel", "nl.bsn", "br.cpf", "no.fodselsnummer", "ee.ik", "tr.tckimlik", "ca.sin", "ro.cnp",
+    "hr.oib", "cn.ric", "dk.cpr", "gb.nhs", "se.personnummer", "ch.ssn", "kr.rrn",
+)  # fmt: skip
+_CUE_WINDOW = 40
+_ID_CUE = re.compile(
+    r"\b(?:id|ids|identity|identification|national|personal|citizen|tax|tin|ssn|social security|insurance"
+    r"|pps|ppsn|bsn|pesel|cpf|personnummer|f[øo]dselsnummer|hetu|henkil[öo]tunnus|isikukood|nir|insee"
+    r"|codice fiscale|fiscal|dni|nie|nif|cnp|oib|sin|ahv|avs|kimlik|rrn|resident registration|cpr|nhs)\b",
+    re.IGNORECASE,
+)
+_PASSPORT_CUE = re.compile(
+    r"\bpassports?\b(?:[ \t]+(?:no\.?|number|nr\.?|#))?(?:[ \t]+(?:is|was))?[ \t]*[:#]?[ \t]*$", re.IGNORECASE
+)
+_PASSPORT = re.compile(r"(?=(?:[A-Z]*\d){6})[A-Z0-9]{6,10}")
+# One group: letters and digits, with ".", "-" or "/" between them; trailing punctuation is not part of it.
+_GROUP = re.compile(r"(?<![\w.\-/])[A-Za-z0-9]+(?:[.\-/+][A-Za-z0-9]+)*(?![\w])")
+_MAX_GROUPS = 4
+# The score of a number the words before it name as an identity number (one found alone scores less).
+NAMED_ID_SCORE = 0.9
+
+
+def _module(name: str) -> ModuleType:
+    return importlib.import_module(f"stdnum.{name}")
+
+
+def _valid(name: str, candidate: str) -> bool:
+    try:
+        return bool(_module(name).is_valid(candidate))
+    except Exception:  # a validator that fails on odd input (cn.ric's KeyError) has not validated it
+        return False
+
+
+def _scheme_for(candidate: str, has_cue: bool) -> str | None:
+    """The first scheme that validates ``candidate`` under the rules above, if any."""
+    # Alone, only a reading with letters: codice fiscale's validator also takes eleven digits (a
+    # temporary code), which a London phone number passes.
+    if any(char.isalpha() for char in candidate):
+        for name in _ALONE:
+            if _valid(name, candidate):
+                return name
+    for name, written in _WITH_SEPARATOR.items():
+        if written.fullmatch(candidate) and _valid(name, candidate):
+            return name
+    if has_cue:
+        for name in _WITH_CUE:
+            if _valid(name, candidate):
+                return name
+    return None
+
+
+def national_id_spans(text: str) -> Iterator[PiiSpan]:
+    """NATIONAL_ID spans of ``text``, longest reading first, not overlapping one another."""
+    groups = [match for match in _GROUP.finditer(text) if any(char.isdigit() for char in match.group())]
+    taken_until = -1
+    for index, first in enumerate(groups):
+        if first.start() < taken_until:
+            continue
+        # The cue names this number, not one before it: "SSN 853-37-1694, card 3782 822463 10005".
+        window_start = max(0, first.start() - _CUE_WINDOW, groups[index - 1].end() if index else 0)
+        has_cue = _ID_CUE.search(text, window_start, first.start()) is not None
+        # Groups one space apart are read together ("271 947 699"), the longest reading first.
+        run = [first]
+        for following in groups[index + 1 : index + _MAX_GROUPS]:
+            if text[run[-1].end() : following.start()] != " ":
+                break
+            run.append(following)
+        for size in range(len(run), 0, -1):
+            start, end = run[0].start(), run[size - 1].end()
+            candidate = text[start:end]
+            if sum(char.isdigit() for char in candidate) < 6:
+                continue
+            if _scheme_for(candidate, has_cue) is not None:
+                taken_until = end
+                yield PiiSpan(NATIONAL_ID, start, end, candidate, NAMED_ID_SCORE if has_cue else 0.8)
+                break
+
+
+def passport_spans(text: str) -> Iterator[PiiSpan]:
+    """PASSPORT spans: a number of six to ten capitals and digits straight after the word "passport"."""
+    for match in _GROUP.finditer(text):
+        if _PASSPORT.fullmatch(match.group()) and _PASSPORT_CUE.search(text, max(0, match.start() - 30), match.start()):
+            yield PiiSpan(PASSPORT, match.start(), match.end(), match.group(), 0.85)

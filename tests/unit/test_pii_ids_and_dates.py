@@ -1,0 +1,86 @@
+"""National ids, passports, postcodes of their own shape, dates of birth, and numbers that are no phone
+(issue 20). Every value here is made up for this file; the check characters are python-stdnum's."""
+
+from __future__ import annotations
+
+import pytest
+from agentmem.adapters.local.pii_regex import RegexPiiDetector
+from agentmem.adapters.local.presidio_pii import LocalPiiDetector, PresidioPiiDetector
+
+
+@pytest.fixture(scope="module")
+def detector() -> LocalPiiDetector:
+    return LocalPiiDetector()
+
+
+def found(detector: object, text: str) -> set[tuple[str, str]]:
+    return {(span.entity_type, span.value) for span in detector.detect(text)}  # type: ignore[attr-defined]
+
+
+def test_an_irish_pps_number_is_found_alone_and_a_wrong_check_letter_is_not() -> None:
+    regex = RegexPiiDetector()
+    assert found(regex, "the revenue letter quotes 5271938A") == {("NATIONAL_ID", "5271938A")}
+    assert found(regex, "since 2013 it reads 5271938JA") == {("NATIONAL_ID", "5271938JA")}
+    assert found(regex, "the revenue letter quotes 5271938B") == set()
+
+
+def test_an_all_digit_national_id_needs_a_word_that_names_it() -> None:
+    regex = RegexPiiDetector()
+    assert found(regex, "My PESEL is 88031402710.") == {("NATIONAL_ID", "88031402710")}
+    # Eleven digits with one check digit pass for one random number in ten: alone it is no id.
+    assert ("NATIONAL_ID", "88031402710") not in found(regex, "Order 88031402710 shipped.")
+
+
+def test_a_codice_fiscale_is_found_by_its_check_character() -> None:
+    assert found(RegexPiiDetector(), "codice RSSMRA77L09H501X ok") == {("NATIONAL_ID", "RSSMRA77L09H501X")}
+    assert found(RegexPiiDetector(), "codice RSSMRA77L09H501Y ok") == set()
+
+
+def test_a_passport_number_is_found_after_the_word_passport_only() -> None:
+    regex = RegexPiiDetector()
+    assert found(regex, "My passport number is PX4417092.") == {("PASSPORT", "PX4417092")}
+    assert found(regex, "Passport no. 550183627, expires soon") == {("PASSPORT", "550183627")}
+    assert found(regex, "The build PX4417092 failed.") == set()
+
+
+@pytest.mark.parametrize("code", ["T23 KX8P", "D6W R2F4", "EH12 9QT", "H3Z 2Y7"])
+def test_eircodes_and_uk_and_canadian_postcodes_are_found_by_their_shape(
+    detector: LocalPiiDetector, code: str
+) -> None:
+    assert found(detector, f"it's in {code}, near the station") == {("ZIP_CODE", code)}
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        ("I was born on the 23rd of November 1979 in a village.", "the 23rd of November 1979"),
+        ("DOB: 23/11/1979", "23/11/1979"),
+        ("her date of birth is 1979-11-23, please update it", "1979-11-23"),
+        ("my birthday is 23 November so book a table", "23 November"),
+        ("Born November 23, 1979, allergic to nuts.", "November 23, 1979"),
+    ],
+)
+def test_a_date_next_to_a_birth_word_is_a_date_of_birth(detector: LocalPiiDetector, text: str, date: str) -> None:
+    assert ("DATE_TIME", date) in found(detector, text)
+
+
+def test_other_dates_stay_and_dates_of_birth_can_be_turned_off(detector: LocalPiiDetector) -> None:
+    assert found(detector, "The invoice of 23/11/1979 was paid on 1979-12-01.") == set()
+    assert found(PresidioPiiDetector(dates_of_birth=False), "DOB: 23/11/1979") == set()
+
+
+@pytest.mark.parametrize("number", ["1431149752", "7661 7764 3166", "758-5946-142234"])
+def test_digit_runs_that_cannot_be_dialled_are_no_phone_number(number: str) -> None:
+    assert RegexPiiDetector().detect(f"row {number} in the export is empty") == []
+
+
+@pytest.mark.parametrize("number", ["2125550188", "0612345678", "419 88 865", "0662 83019 447", "0512 43676 383"])
+def test_dialable_numbers_are_still_phone_numbers(number: str) -> None:
+    assert found(RegexPiiDetector(), f"text {number} when you land") == {("PHONE_NUMBER", number)}
+
+
+def test_a_named_identity_number_that_also_passes_a_cards_check_is_an_identity_number() -> None:
+    # A valid Romanian CNP that also passes Luhn with a Maestro prefix (56-69, 12-19 digits).
+    number = "5030917010201"
+    assert found(RegexPiiDetector(), f"card {number}") == {("CREDIT_CARD", number)}
+    assert found(RegexPiiDetector(), f"my personal identity number: {number}") == {("NATIONAL_ID", number)}
