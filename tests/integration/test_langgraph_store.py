@@ -55,11 +55,13 @@ def test_search_ranks_by_meaning_within_the_prefix_and_applies_filters(served):
     assert {h.key for h in store.search(("users", "u-1"), limit=10)} == {"m1", "m2", "m3", "x"}
 
 
-def test_an_item_put_unindexed_is_never_found_by_a_query(served):
+def test_an_item_put_unindexed_is_never_ranked_and_follows_the_ranked_ones_without_a_score(served):
     store, _ = served
     store.put(("users", "u-1", "m"), "secret", {"text": "spicy Thai curry"}, index=False)
     store.put(("users", "u-1", "m"), "seen", {"text": "cello lessons"})
-    assert [h.key for h in store.search(("users", "u-1"), query="Thai food")] == ["seen"]
+    hits = store.search(("users", "u-1"), query="Thai food")
+    assert [(h.key, h.score is None) for h in hits] == [("seen", False), ("secret", True)]  # as LangGraph's store
+    assert [h.key for h in store.search(("users", "u-1"), query="Thai food", limit=1)] == ["seen"]
 
 
 def test_list_namespaces_with_prefix_suffix_and_max_depth(served):
