@@ -130,3 +130,31 @@ def test_ttls_map_to_an_expiry_agentmem_keeps_and_reads_refresh_it_as_the_config
     assert client.get_item(("users", "u-1"), ("m",), "default", refresh_ttl=False).expires_at == first
     store.get(("users", "u-1", "m"), "default")  # the plain store refreshes on read (LangGraph's default)
     assert client.get_item(("users", "u-1"), ("m",), "default", refresh_ttl=False).expires_at > first
+
+
+def test_the_common_memories_user_id_shape_belongs_to_the_user_at_the_configured_position(served):
+    _, client = served
+    store = AgentMemStore(client, user_at=1)
+    store.put(("memories", "u-7"), "food", {"text": "Loves spicy Thai curry"})
+    store.put(("memories", "u-7", "old"), "sport", {"text": "Played tennis as a child"})
+    got = store.get(("memories", "u-7"), "food")
+    assert got is not None and got.namespace == ("memories", "u-7")
+    assert client.item_namespaces(("users", "u-7")) == [("memories", "u-7"), ("memories", "u-7", "old")]
+    assert [h.key for h in store.search(("memories", "u-7"), query="what to cook?")] == ["food", "sport"]
+    assert store.list_namespaces(prefix=("memories", "u-7"), max_depth=2) == [("memories", "u-7")]
+    with pytest.raises(InvalidNamespaceError):  # no agent configured: a prefix without the user reads nothing
+        store.search(("memories",), query="curry")
+    client.erase_user("u-7")
+    assert store.get(("memories", "u-7"), "food") is None
+
+
+def test_namespaces_that_name_no_owner_belong_to_the_configured_agent(served):
+    _, client = served
+    store = AgentMemStore(client, user_at=1, agent="graph")
+    store.put(("docs",), "faq", {"text": "Refunds take five days"})
+    store.put(("memories", "u-8"), "k", {"text": "a user's memory"})
+    assert store.get(("docs",), "faq").namespace == ("docs",)
+    assert client.item_namespaces(("agents", "graph")) == [("docs",)]
+    assert [h.key for h in store.search(("docs",), query="refund")] == ["faq"]
+    assert store.list_namespaces() == [("docs",)]  # the agent's: agentmem never lists across users
+    assert store.get(("users", "u-8", "memories", "u-8"), "k") is not None  # owner-prefixed names still work
