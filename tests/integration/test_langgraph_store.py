@@ -158,3 +158,15 @@ def test_namespaces_that_name_no_owner_belong_to_the_configured_agent(served):
     assert [h.key for h in store.search(("docs",), query="refund")] == ["faq"]
     assert store.list_namespaces() == [("docs",)]  # the agent's: agentmem never lists across users
     assert store.get(("users", "u-8", "memories", "u-8"), "k") is not None  # owner-prefixed names still work
+
+
+def test_the_stores_index_fields_are_what_a_put_without_index_embeds_each_scored_on_its_own(served):
+    _, client = served
+    store = AgentMemStore(client, agent="fields", index={"dims": 384, "fields": ["title", "meta.tags[*]"]})
+    store.put(("docs",), "d1", {"title": "volcano", "body": "walrus", "meta": {"tags": ["kiwi", "otter"]}})
+    store.put(("docs",), "d2", {"title": "banana", "body": "volcano"})
+    [top, other] = store.search(("docs",), query="volcano")
+    assert (top.key, round(top.score, 4)) == ("d1", 1.0)  # an exact match of one indexed field
+    assert other.score < 0.9  # d2's body says "volcano" too, but the body is not indexed
+    assert store.search(("docs",), query="otter", limit=1)[0].key == "d1"
+    assert store.index_config["fields"] == ["title", "meta.tags[*]"]

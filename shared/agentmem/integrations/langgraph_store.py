@@ -24,7 +24,7 @@ the expiry and never reads an expired item; `refresh_ttl` (default `refresh_on_r
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -55,20 +55,25 @@ class AgentMemStore(BaseStore):
     """LangGraph's `BaseStore` over agentmem's HTTP API: `graph.compile(store=AgentMemStore(client))`.
 
     `user_at`: the position of the user id in namespaces that do not start with "users"/"agents";
-    `agent`: the agent owning the namespaces that name no owner (see the module docstring).
+    `agent`: the agent owning the namespaces that name no owner (see the module docstring);
+    `index`: LangGraph's index config; its `fields` are what a put without `index=` embeds (default: all
+    the value's text). `dims` and `embed` are not used: agentmem embeds with its own embedder, server-side.
     """
 
     supports_ttl = True
 
     def __init__(
         self, client: MemoryClient, *, ttl: TTLConfig | None = None, user_at: int | None = None,
-        agent: str | None = None,
+        agent: str | None = None, index: Mapping[str, Any] | None = None,
     ) -> None:
         if user_at is not None and user_at < 0:
             raise ValueError("user_at is a position in the namespace: 0 or more")
         self.client = client
         self.ttl_config = ttl
         self.owners = NamespaceOwners(user_at, agent)
+        self.index_config = dict(index) if index is not None else None  # as LangGraph's stores keep it
+        fields = list((index or {}).get("fields") or ["$"])
+        self.default_index: bool | list[str] = True if fields == ["$"] else fields
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         return [self._run(op) for op in ops]
@@ -88,7 +93,7 @@ class AgentMemStore(BaseStore):
             if op.value is None:
                 self.client.delete_item(place.owner, place.stored, op.key)
             else:
-                index: bool | Sequence[str] = True if op.index is None else op.index
+                index: bool | Sequence[str] = self.default_index if op.index is None else op.index
                 self.client.put_item(place.owner, place.stored, op.key, op.value, index=index, ttl=op.ttl)
             return None
         if isinstance(op, SearchOp):
