@@ -141,12 +141,13 @@ def test_what_is_stored_is_masked_where_it_holds_text(memory, thread):
 def test_a_limit_keeps_the_newest_items_counting_tool_calls_and_outputs(memory, thread):
     session = AgentMemSession(memory, "u-1", thread)
 
-    async def steps() -> tuple[list[Any], list[Any], list[Any]]:
+    async def steps() -> list[list[Any]]:
         await session.add_items(GIVEN)
-        return await session.get_items(limit=2), await session.get_items(limit=0), await session.get_items(limit=99)
+        return [await session.get_items(limit=n) for n in (2, 0, len(GIVEN) + 1, 99, -1)]
 
-    two, none, all_of_them = anyio.run(steps)
-    assert two == GIVEN[3:] and none == [] and all_of_them == GIVEN
+    two, none, one_more, many, negative = anyio.run(steps)
+    assert two == GIVEN[3:] and none == []
+    assert one_more == many == negative == GIVEN  # more than there are, or a negative limit: all of them
 
 
 @pytest.mark.parametrize("settings", [SessionSettings(limit=2), {"limit": 2}], ids=["SessionSettings", "dict"])

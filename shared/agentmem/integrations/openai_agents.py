@@ -134,7 +134,7 @@ class AgentMemSession(SessionABC):
     def _get_items(self, limit: int | None) -> list[Any]:
         stored = self._stored()
         if limit is not None and limit >= 0:
-            stored = stored[len(stored) - limit :] if limit > 0 else []
+            stored = stored[max(len(stored) - limit, 0) :] if limit > 0 else []
         if self.token_budget is not None:
             stored = _packed(stored, self.token_budget)
         return self._readable([entry.value["item"] for entry in stored])
