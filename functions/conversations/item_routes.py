@@ -38,6 +38,9 @@ KeyQuery = Annotated[str, Query(min_length=1, max_length=512, pattern=KEY_PATTER
 RefreshQuery = Annotated[bool, Query(description="Restart the item's TTL, if it has one (default true)")]
 # Ten years: LangGraph's TTLs are minutes.
 MAX_TTL_MINUTES = 10 * 365 * 24 * 60
+# A page of a search; offset + limit stays within what one vector search returns (ports.vectors.MAX_K).
+MAX_SEARCH_LIMIT = 1000
+MAX_SEARCH_OFFSET = 9000
 
 router = Router()
 MASKING_DESCRIPTION = """\
@@ -59,7 +62,9 @@ class PutItemRequest(_Body):
     key: str = Field(min_length=1, max_length=512, pattern=KEY_PATTERN)
     value: dict[str, Any]
     index: StrictBool | list[Annotated[str, Field(min_length=1, max_length=128)]] = Field(
-        default=True, description="Embed the value's text for search (true), not at all (false), or these fields"
+        default=True,
+        description="Embed the value's text for search (true), not at all (false), or the texts these paths name "
+        "(LangGraph's: a.b, a[0], a[*].b, {a,b}), one vector each; an item scores by its best",
     )
     ttl: Number | None = Field(
         default=None, gt=0, le=MAX_TTL_MINUTES,
@@ -71,9 +76,11 @@ class PutItemRequest(_Body):
 class SearchItemsRequest(_Body):
     namespace_prefix: list[Label] = Field(default_factory=list, alias="namespacePrefix", max_length=MAX_DEPTH)
     query: str | None = Field(default=None, max_length=4000, description="Rank by similarity to this text")
-    filter: dict[str, Any] | None = Field(default=None, description="Top-level fields the value must equal")
-    limit: StrictInt = Field(default=10, ge=1, le=100)
-    offset: StrictInt = Field(default=0, ge=0, le=1000)
+    filter: dict[str, Any] | None = Field(
+        default=None, description="Top-level fields the value must equal, or operators ($eq $ne $gt $gte $lt $lte)"
+    )
+    limit: StrictInt = Field(default=10, ge=1, le=MAX_SEARCH_LIMIT)
+    offset: StrictInt = Field(default=0, ge=0, le=MAX_SEARCH_OFFSET)
     refresh_ttl: StrictBool = Field(
         default=True, alias="refreshTtl", description="Restart the TTL of the items found (those that have one)"
     )

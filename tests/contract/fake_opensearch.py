@@ -308,7 +308,9 @@ def _matches(index: FakeIndex, doc: dict[str, Any], query: dict[str, Any]) -> bo
         if field_type != "keyword":
             raise BadRequest(400, "query_shard_exception", f"{kind} on a {field_type} field [{name}]")
         values = value if kind == "terms" else [value]
-        return doc.get(name) in values
+        present = doc.get(name)
+        # A keyword field holding an array matches when any element does.
+        return any(v in values for v in (present if isinstance(present, list) else [present]))
     if kind == "range":
         if field_type not in ("date", "long", "integer", "float", "double"):
             raise BadRequest(400, "query_shard_exception", f"range on a {field_type} field [{name}]")

@@ -168,3 +168,35 @@ def test_delete_owner_removes_every_vector_of_that_owner_and_kind_only(vector_in
 def test_upsert_of_nothing_is_a_no_op(vector_index: Any) -> None:
     vector_index.upsert([])
     assert vector_index.search(query(unit(0))) == []
+
+
+def test_a_query_with_tags_ranks_only_the_vectors_carrying_every_tag(vector_index: Any) -> None:
+    v = unit(70)
+    # The closest vectors carry other tags: a filter applied after the top k would find none of the scope.
+    vector_index.upsert([
+        VectorItem("acme", "item", "users/u", f"big-{n}", blend(v, unit(200 + n), 0.05), T0, ("t-big",))
+        for n in range(12)
+    ])
+    vector_index.upsert([
+        VectorItem("acme", "item", "users/u", "small-far", blend(v, unit(71), 0.9), T0, ("t-small", "t-x")),
+        VectorItem("acme", "item", "users/u", "small-near", blend(v, unit(72), 0.6), T0, ("t-small",)),
+    ])
+    scoped = vector_index.search(
+        VectorQuery(tenant="acme", kind="item", owner_id="users/u", vector=v, k=2, tags=("t-small",))
+    )
+    assert ids(scoped) == ["small-near", "small-far"]
+    both = VectorQuery(tenant="acme", kind="item", owner_id="users/u", vector=v, k=10, tags=("t-small", "t-x"))
+    assert ids(vector_index.search(both)) == ["small-far"]
+    untagged = VectorQuery(tenant="acme", kind="item", owner_id="users/u", vector=v, k=20)
+    assert len(vector_index.search(untagged)) == 14
+
+
+def test_k_above_a_services_page_returns_the_k_nearest_in_order(vector_index: Any) -> None:
+    target = unit(80)
+    vectors = [blend(target, unit(300 + n), 0.3 + 0.5 * n / 250) for n in range(250)]
+    vector_index.upsert([item(f"i{n:03d}", vectors[n]) for n in range(250)])
+    expected = sorted(range(250), key=lambda n: -float(vectors[n] @ target))
+    hits = vector_index.search(query(target, k=230))
+    assert ids(hits) == [f"i{n:03d}" for n in expected[:230]]
+    assert [h.similarity for h in hits] == sorted((h.similarity for h in hits), reverse=True)
+    assert len(vector_index.search(query(target, k=400))) == 250

@@ -21,7 +21,7 @@ def test_index_body_has_the_vector_and_the_filter_fields_only() -> None:
     analyzer = body["settings"]["analysis"]["analyzer"]["agentmem_english"]
     assert analyzer["tokenizer"] == "standard"
     assert analyzer["filter"] == ["lowercase", "agentmem_stop", "agentmem_stemmer"]
-    assert set(KEYWORD_FIELDS) == {"tenant", "agentId", "userId", "kind", "memoryId"}
+    assert set(KEYWORD_FIELDS) == {"tenant", "agentId", "userId", "kind", "memoryId", "tags"}
     assert all(properties[name] == {"type": "keyword"} for name in KEYWORD_FIELDS)
     assert properties["createdAt"] == {"type": "date"}
     assert body["mappings"]["dynamic"] == "strict"

@@ -55,11 +55,13 @@ def test_search_ranks_by_meaning_within_the_prefix_and_applies_filters(served):
     assert {h.key for h in store.search(("users", "u-1"), limit=10)} == {"m1", "m2", "m3", "x"}
 
 
-def test_an_item_put_unindexed_is_never_found_by_a_query(served):
+def test_an_item_put_unindexed_is_never_ranked_and_follows_the_ranked_ones_without_a_score(served):
     store, _ = served
     store.put(("users", "u-1", "m"), "secret", {"text": "spicy Thai curry"}, index=False)
     store.put(("users", "u-1", "m"), "seen", {"text": "cello lessons"})
-    assert [h.key for h in store.search(("users", "u-1"), query="Thai food")] == ["seen"]
+    hits = store.search(("users", "u-1"), query="Thai food")
+    assert [(h.key, h.score is None) for h in hits] == [("seen", False), ("secret", True)]  # as LangGraph's store
+    assert [h.key for h in store.search(("users", "u-1"), query="Thai food", limit=1)] == ["seen"]
 
 
 def test_list_namespaces_with_prefix_suffix_and_max_depth(served):
@@ -128,3 +130,43 @@ def test_ttls_map_to_an_expiry_agentmem_keeps_and_reads_refresh_it_as_the_config
     assert client.get_item(("users", "u-1"), ("m",), "default", refresh_ttl=False).expires_at == first
     store.get(("users", "u-1", "m"), "default")  # the plain store refreshes on read (LangGraph's default)
     assert client.get_item(("users", "u-1"), ("m",), "default", refresh_ttl=False).expires_at > first
+
+
+def test_the_common_memories_user_id_shape_belongs_to_the_user_at_the_configured_position(served):
+    _, client = served
+    store = AgentMemStore(client, user_at=1)
+    store.put(("memories", "u-7"), "food", {"text": "Loves spicy Thai curry"})
+    store.put(("memories", "u-7", "old"), "sport", {"text": "Played tennis as a child"})
+    got = store.get(("memories", "u-7"), "food")
+    assert got is not None and got.namespace == ("memories", "u-7")
+    assert client.item_namespaces(("users", "u-7")) == [("memories", "u-7"), ("memories", "u-7", "old")]
+    assert [h.key for h in store.search(("memories", "u-7"), query="what to cook?")] == ["food", "sport"]
+    assert store.list_namespaces(prefix=("memories", "u-7"), max_depth=2) == [("memories", "u-7")]
+    with pytest.raises(InvalidNamespaceError):  # no agent configured: a prefix without the user reads nothing
+        store.search(("memories",), query="curry")
+    client.erase_user("u-7")
+    assert store.get(("memories", "u-7"), "food") is None
+
+
+def test_namespaces_that_name_no_owner_belong_to_the_configured_agent(served):
+    _, client = served
+    store = AgentMemStore(client, user_at=1, agent="graph")
+    store.put(("docs",), "faq", {"text": "Refunds take five days"})
+    store.put(("memories", "u-8"), "k", {"text": "a user's memory"})
+    assert store.get(("docs",), "faq").namespace == ("docs",)
+    assert client.item_namespaces(("agents", "graph")) == [("docs",)]
+    assert [h.key for h in store.search(("docs",), query="refund")] == ["faq"]
+    assert store.list_namespaces() == [("docs",)]  # the agent's: agentmem never lists across users
+    assert store.get(("users", "u-8", "memories", "u-8"), "k") is not None  # owner-prefixed names still work
+
+
+def test_the_stores_index_fields_are_what_a_put_without_index_embeds_each_scored_on_its_own(served):
+    _, client = served
+    store = AgentMemStore(client, agent="fields", index={"dims": 384, "fields": ["title", "meta.tags[*]"]})
+    store.put(("docs",), "d1", {"title": "volcano", "body": "walrus", "meta": {"tags": ["kiwi", "otter"]}})
+    store.put(("docs",), "d2", {"title": "banana", "body": "volcano"})
+    [top, other] = store.search(("docs",), query="volcano")
+    assert (top.key, round(top.score, 4)) == ("d1", 1.0)  # an exact match of one indexed field
+    assert other.score < 0.9  # d2's body says "volcano" too, but the body is not indexed
+    assert store.search(("docs",), query="otter", limit=1)[0].key == "d1"
+    assert store.index_config["fields"] == ["title", "meta.tags[*]"]

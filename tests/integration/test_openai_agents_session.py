@@ -59,23 +59,25 @@ def memory(tmp_path: Path, minilm) -> Iterator[MemoryClient]:
     client.close()
 
 
-def test_the_session_protocol_on_agentmem_transcripts(memory):
+def test_the_session_protocol_on_agentmem_items_and_transcripts(memory):
     session = AgentMemSession(memory, "u-42", "t-1")
+    given = [
+        {"role": "user", "content": "Write to ana@example.com about the refund"},
+        {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "c1", "output": "ok"},
+        {"role": "assistant", "content": [{"type": "output_text", "text": "Done.", "annotations": []}]},
+    ]
 
     async def steps() -> None:
         assert session.session_id == "t-1"
         assert await session.get_items() == []
-        await session.add_items([
-            {"role": "user", "content": "Write to ana@example.com about the refund"},
-            {"type": "function_call", "call_id": "c1", "name": "lookup", "arguments": "{}"},
-            {"type": "function_call_output", "call_id": "c1", "output": "ok"},
-            {"role": "assistant", "content": [{"type": "output_text", "text": "Done.", "annotations": []}]},
-        ])
+        await session.add_items(given)
         items = await session.get_items()
-        assert [i["role"] for i in items] == ["user", "assistant"]
-        assert "ana@example.com" not in items[0]["content"] and "{{PII_EMAIL_" in items[0]["content"]
-        assert items[1] == {"role": "assistant", "content": "Done."}
-        assert await session.get_items(limit=1) == [items[1]]
+        assert items == given  # as given, and unmasked for their owner
+        assert await session.get_items(limit=1) == [items[-1]]
+        # The messages' text is the thread's transcript, masked.
+        turns = list(memory.iter_turns("u-42", "t-1"))
+        assert [t.role for t in turns] == ["user", "assistant"] and "{{PII_EMAIL_" in turns[0].content
         # The same thread seen by another session object (another process): the same history.
         assert await AgentMemSession(memory, "u-42", "t-1").get_items() == items
         assert await AgentMemSession(memory, "u-9", "t-1").get_items() == []
@@ -84,7 +86,7 @@ def test_the_session_protocol_on_agentmem_transcripts(memory):
     anyio.run(steps)
 
 
-def test_pop_item_deletes_the_newest_turn_and_returns_it_unmasked_for_the_user(memory):
+def test_pop_item_deletes_the_newest_item_and_returns_it_unmasked_for_the_user_as_get_items_does(memory):
     session = AgentMemSession(memory, "u-42", "t-pop")
 
     async def steps() -> None:
@@ -96,7 +98,7 @@ def test_pop_item_deletes_the_newest_turn_and_returns_it_unmasked_for_the_user(m
         popped = await session.pop_item()
         assert popped == {"role": "assistant", "content": "Sent to ana@example.com."}
         [kept] = await session.get_items()
-        assert kept["role"] == "user" and "{{PII_EMAIL_" in kept["content"]
+        assert kept == {"role": "user", "content": "Mail the invoice to ana@example.com"}
         # Another user's session of the same thread id is another thread: nothing to pop there.
         assert await AgentMemSession(memory, "u-9", "t-pop").pop_item() is None
         assert (await session.pop_item())["content"] == "Mail the invoice to ana@example.com"
@@ -131,7 +133,7 @@ def test_a_corrected_question_after_pop_item_is_all_the_runner_sends_the_model(m
     async def steps() -> Any:
         await Runner.run(agent, "What is the capital of Portgual?", session=session)
         # The SDK's documented correction pattern: take back the answer and the question, ask again.
-        assert (await session.pop_item())["content"] == "Paris."
+        assert (await session.pop_item())["content"][0]["text"] == "Paris."  # the model's message, as it was
         assert (await session.pop_item())["role"] == "user"
         return await Runner.run(agent, "What is the capital of Portugal?", session=session)
 

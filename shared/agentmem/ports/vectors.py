@@ -1,4 +1,9 @@
-"""The vector index port: nearest neighbours, always filtered by tenant and owner first."""
+"""The vector index port: nearest neighbours, always filtered by tenant and owner first.
+
+A vector may carry tags: short opaque labels (an item's namespace prefixes, as digests) that a query can
+require, so a search scoped by them is filtered inside the index, before the k nearest are chosen, and
+never misses a match that lies beyond some first page of the owner's neighbours.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,8 @@ from typing import Literal, Protocol
 import numpy as np
 
 VectorKind = Literal["lesson", "fact", "turn", "item"]
+# The most neighbours one search returns (OpenSearch's default result window).
+MAX_K = 10_000
 
 
 @dataclass(frozen=True)
@@ -21,11 +28,12 @@ class VectorItem:
     item_id: str
     vector: np.ndarray
     created_at: float
+    tags: tuple[str, ...] = ()  # what a query's `tags` are matched against; at most 16 of 32 characters each
 
 
 @dataclass(frozen=True)
 class VectorQuery:
-    """A k-NN search inside one tenant, one kind and one owner, optionally by age."""
+    """A k-NN search inside one tenant, one kind and one owner, optionally by age and by tags."""
 
     tenant: str
     kind: VectorKind
@@ -33,6 +41,7 @@ class VectorQuery:
     vector: np.ndarray
     k: int
     created_after: float | None = None
+    tags: tuple[str, ...] = ()  # only vectors carrying every one of these
 
 
 @dataclass(frozen=True)
@@ -55,4 +64,8 @@ class VectorIndex(Protocol):
         """Remove every vector of one owner (erasing a user)."""
 
     def search(self, query: VectorQuery) -> list[VectorHit]:
-        """The `k` most similar items, most similar first."""
+        """The `k` most similar items matching the query's filters, most similar first.
+
+        Any `k` up to `MAX_K` is honoured (an adapter whose service answers fewer per call pages), so
+        fewer than `k` hits means there are no more matches.
+        """

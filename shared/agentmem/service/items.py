@@ -7,8 +7,15 @@ the value's object keys and string leaves, and its integers that are a card or a
 the tokens of the agent's own subject (`_agent:<id>`, as its runs without a user). Reads, deletes and
 searches mask what names an item (namespace, key, prefix, filter, index fields, query) the same way:
 masking is consistent (one value, one token of its subject), so the masked name finds the masked item,
-and personal data reaches neither store, index nor embedder. An indexed item's text (its string leaves,
-or the top-level fields named at put) is embedded into the vector index, kind "item".
+and personal data reaches neither store, index nor embedder.
+
+An indexed item is embedded into the vector index, kind "item": its string leaves as one text, or with
+`index` paths (LangGraph's `a.b`, `a[*].b`, ...; domain/item_paths.py) one vector per text they name,
+and a search scores an item by its best vector, as LangGraph does. Each vector is tagged with the
+digests of its namespace's prefixes, so a search below a prefix is filtered inside the vector index; a
+filter is applied to the items found, and the search reads further neighbours until the page is full or
+none are left, so every match is found in rank order. Items under the prefix without a vector follow
+the ranked ones (score None), as in LangGraph's in-memory store.
 
 An item may have a TTL in minutes (LangGraph's `ttl`): it expires that long after it was written or,
 when a read refreshes it (the default, LangGraph's `refresh_ttl`), after it was last read. Expired items
@@ -18,8 +25,9 @@ the owner or when the key is written again (a search skips a vector whose item i
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -27,16 +35,17 @@ import numpy as np
 
 from agentmem.domain.errors import InvalidInput, NotFound
 from agentmem.domain.item_filter import matches
+from agentmem.domain.item_paths import texts_at_path
 from agentmem.domain.personal_numbers import personal_number_type
 from agentmem.domain.pii import AGENT_SUBJECT_PREFIX, agent_subject
 from agentmem.ports.clock import now
 from agentmem.ports.embedder import Embedder
 from agentmem.ports.items import Item, ItemStore, OwnerKind, vector_owner
-from agentmem.ports.vectors import VectorIndex, VectorItem, VectorQuery
+from agentmem.ports.vectors import MAX_K, VectorIndex, VectorItem, VectorQuery
 
-# How many nearest vectors a semantic search reads before the namespace prefix and filter narrow them
-# (S3 Vectors' top-k limit).
-SEARCH_CANDIDATES = 100
+# An item has at most this many vectors; further texts its `index` paths name join the last one.
+MAX_ITEM_VECTORS = 32
+LISTING_PAGE = 100
 
 
 class ItemMasker(Protocol):
@@ -81,14 +90,17 @@ class ItemService:
         item = self.store.put(
             Item(self.tenant, owner_kind, owner_id, tuple(namespace), key, value, at, at, expires, ttl_minutes)
         )
-        vector_id = _vector_id(item.namespace, key)
-        text = _index_text(value, index)
-        if text:
-            vector = self.embedder.embed([text])[0]
-            owner = vector_owner(owner_kind, owner_id)
-            self.vectors.upsert([VectorItem(self.tenant, "item", owner, vector_id, vector, item.created_at)])
-        else:
-            self.vectors.delete(self.tenant, "item", vector_owner(owner_kind, owner_id), [vector_id])
+        owner = vector_owner(owner_kind, owner_id)
+        texts = _index_texts(value, index)
+        if texts:
+            tags = scope_tags(item.namespace)
+            self.vectors.upsert([
+                VectorItem(self.tenant, "item", owner, _vector_id(item.namespace, key, n), vector, item.created_at,
+                           tags)
+                for n, vector in enumerate(self.embedder.embed(texts))
+            ])
+        # The vectors of fields the value no longer has (or of an earlier, whole-value embedding).
+        self.vectors.delete(self.tenant, "item", owner, _vector_ids_from(item.namespace, key, len(texts)))
         return item
 
     def get(
@@ -104,7 +116,7 @@ class ItemService:
     def delete(self, owner_kind: OwnerKind, owner_id: str, namespace: Sequence[str], key: str) -> bool:
         namespace, key = self._masked_address(owner_kind, owner_id, namespace, key)
         owner = vector_owner(owner_kind, owner_id)
-        self.vectors.delete(self.tenant, "item", owner, [_vector_id(tuple(namespace), key)])
+        self.vectors.delete(self.tenant, "item", owner, _vector_ids_from(tuple(namespace), key, 0))
         return self.store.delete(self.tenant, owner_kind, owner_id, namespace, key)
 
     def search(
@@ -137,46 +149,77 @@ class ItemService:
         filter: dict[str, Any] | None, limit: int, offset: int,
     ) -> list[ItemHit]:
         now = self.clock()
+        wanted = offset + limit
         if not query:
-            # Filtered listings read the owner's items in pages until enough match.
             hits: list[ItemHit] = []
-            start = 0
-            while len(hits) < offset + limit:
-                page = self.store.list_items(
-                    self.tenant, owner_kind, owner_id, prefix, limit=100, offset=start, now=now
-                )
-                hits += [ItemHit(item, None) for item in page if matches(item.value, filter)]
-                if len(page) < 100:
+            for item in self._listed(owner_kind, owner_id, prefix, filter, now):
+                hits.append(ItemHit(item, None))
+                if len(hits) >= wanted:
                     break
-                start += 100
-            return hits[offset : offset + limit]
+            return hits[offset:wanted]
         # `search` masked the query like the values: its personal data reaches no embedder.
         vector = self.embedder.embed([query])[0]
-        return self._nearest(owner_kind, owner_id, vector, prefix, filter, now)[offset : offset + limit]
+        return self._ranked(owner_kind, owner_id, vector, prefix, filter, wanted, now, unindexed=True)[offset:wanted]
 
     def nearest(self, owner_kind: OwnerKind, owner_id: str, vector: np.ndarray, limit: int) -> list[ItemHit]:
         """The owner's indexed items most similar to `vector` (a query masked and embedded by the caller),
         best first; reading them does not restart their TTL."""
-        return self._nearest(owner_kind, owner_id, vector, (), None, self.clock())[:limit]
+        return self._ranked(owner_kind, owner_id, vector, (), None, limit, self.clock(), unindexed=False)[:limit]
 
-    def _nearest(
+    def _ranked(
         self, owner_kind: OwnerKind, owner_id: str, vector: np.ndarray, prefix: tuple[str, ...],
-        filter: dict[str, Any] | None, now: float,
+        filter: dict[str, Any] | None, wanted: int, now: float, *, unindexed: bool,
     ) -> list[ItemHit]:
-        found = self.vectors.search(VectorQuery(
-            tenant=self.tenant, kind="item", owner_id=vector_owner(owner_kind, owner_id), vector=vector,
-            k=SEARCH_CANDIDATES,
-        ))
-        ids = [_parse_vector_id(hit.item_id) for hit in found]
-        wanted = [(ns, key) for ns, key in ids if ns[: len(prefix)] == prefix]
-        found_items = self.store.get_many(self.tenant, owner_kind, owner_id, wanted, now=now)
-        items = {(i.namespace, i.key): i for i in found_items}
-        scored = [
-            ItemHit(items[ident], hit.similarity)
-            for hit, ident in zip(found, ids, strict=True)
-            if ident in items and matches(items[ident].value, filter)
-        ]
-        return scored
+        """At least `wanted` hits under `prefix` matching `filter`, best first, while there are that many;
+        with `unindexed`, the items without a vector after the ranked ones (score None)."""
+        owner = vector_owner(owner_kind, owner_id)
+        tags = scope_tags(prefix)[-1:]
+        known: dict[tuple[tuple[str, ...], str], Item | None] = {}
+        k = min(max(2 * wanted, 20), MAX_K)
+        while True:
+            found = self.vectors.search(VectorQuery(self.tenant, "item", owner, vector, k, tags=tags))
+            best: dict[tuple[tuple[str, ...], str], float] = {}
+            for hit in found:  # most similar first: an item's first vector is its best
+                best.setdefault(_parse_vector_id(hit.item_id), hit.similarity)
+            unknown = [ident for ident in best if ident not in known]
+            known.update(dict.fromkeys(unknown))
+            for fetched in self.store.get_many(self.tenant, owner_kind, owner_id, unknown, now=now):
+                known[(fetched.namespace, fetched.key)] = fetched
+            ranked: list[ItemHit] = []
+            for ident, similarity in best.items():
+                candidate = known[ident]
+                # The prefix again: a tag is a digest, and an item may have moved since its vector was written.
+                if (
+                    candidate is not None and candidate.namespace[: len(prefix)] == prefix
+                    and matches(candidate.value, filter)
+                ):
+                    ranked.append(ItemHit(candidate, similarity))
+            exhausted = len(found) < k
+            if len(ranked) >= wanted or exhausted or k >= MAX_K:
+                break
+            k = min(4 * k, MAX_K)
+        if unindexed and len(ranked) < wanted and exhausted:
+            for item in self._listed(owner_kind, owner_id, prefix, filter, now):
+                if (item.namespace, item.key) not in best:
+                    ranked.append(ItemHit(item, None))
+                    if len(ranked) >= wanted:
+                        break
+        return ranked
+
+    def _listed(
+        self, owner_kind: OwnerKind, owner_id: str, prefix: tuple[str, ...], filter: dict[str, Any] | None,
+        now: float,
+    ) -> Iterator[Item]:
+        """The owner's items under `prefix` that match `filter`, most recently updated first, read in pages."""
+        start = 0
+        while True:
+            page = self.store.list_items(
+                self.tenant, owner_kind, owner_id, prefix, limit=LISTING_PAGE, offset=start, now=now
+            )
+            yield from (item for item in page if matches(item.value, filter))
+            if len(page) < LISTING_PAGE:
+                return
+            start += LISTING_PAGE
 
     def namespaces(self, owner_kind: OwnerKind, owner_id: str) -> list[tuple[str, ...]]:
         return self.store.namespaces(self.tenant, owner_kind, owner_id, now=self.clock())
@@ -227,12 +270,29 @@ class ItemService:
         return fresh
 
 
-def _vector_id(namespace: tuple[str, ...], key: str) -> str:
-    return json.dumps([list(namespace), key], separators=(",", ":"))
+def scope_tags(namespace: Sequence[str]) -> tuple[str, ...]:
+    """The vector tags of an item in `namespace`: a digest of each of its non-empty prefixes, shortest first.
+
+    A search below a prefix requires that prefix's digest (the last of its own tags).
+    """
+    return tuple(
+        "ns:" + hashlib.sha256(json.dumps(list(namespace[:depth])).encode()).hexdigest()[:24]
+        for depth in range(1, len(namespace) + 1)
+    )
+
+
+def _vector_id(namespace: tuple[str, ...], key: str, n: int) -> str:
+    return json.dumps([list(namespace), key, n], separators=(",", ":"))
+
+
+def _vector_ids_from(namespace: tuple[str, ...], key: str, first: int) -> list[str]:
+    """An item's possible vector ids from the `first`-th on, and the one of a whole-value embedding before them."""
+    legacy = json.dumps([list(namespace), key], separators=(",", ":"))
+    return [legacy, *(_vector_id(namespace, key, n) for n in range(first, MAX_ITEM_VECTORS))]
 
 
 def _parse_vector_id(vector_id: str) -> tuple[tuple[str, ...], str]:
-    namespace, key = json.loads(vector_id)
+    namespace, key = json.loads(vector_id)[:2]
     return tuple(namespace), key
 
 
@@ -292,12 +352,17 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _index_text(value: dict[str, Any], index: bool | Sequence[str]) -> str:
+def _index_texts(value: dict[str, Any], index: bool | Sequence[str]) -> list[str]:
+    """The texts an item is embedded as: its string leaves together, or each text its `index` paths name."""
     if index is False:
-        return ""
+        return []
     if index is True:
-        return "\n".join(_strings(value)).strip()
+        whole = "\n".join(_strings(value)).strip()
+        return [whole] if whole else []
     if isinstance(index, str):
-        raise InvalidInput("index must be true, false or a list of field names")
-    return "\n".join(s for name in index for s in _strings(value.get(name))).strip()
+        raise InvalidInput("index must be true, false or a list of field paths")
+    texts = [text for path in index for text in texts_at_path(value, path) if text.strip()]
+    if len(texts) > MAX_ITEM_VECTORS:
+        texts[MAX_ITEM_VECTORS - 1 :] = ["\n".join(texts[MAX_ITEM_VECTORS - 1 :])]
+    return texts
 

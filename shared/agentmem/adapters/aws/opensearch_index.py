@@ -13,9 +13,10 @@ What Serverless changes, and how this adapter lives with it:
   the upsert it undoes may miss the document; `search` also drops duplicate
   hits of one item, which can exist for the same short window.
 - Every search is a k-NN query with an efficient filter (a `bool` filter
-  inside the `knn` clause): the engine filters by tenant, kind, owner and age
-  while it walks the graph, so a tenant's k neighbours are always k of its own
-  (a post-filter could return fewer than k, or none).
+  inside the `knn` clause): the engine filters by tenant, kind, owner, age and
+  tags while it walks the graph, so a tenant's k neighbours are always k of its
+  own (a post-filter could return fewer than k, or none), and a scoped query
+  gets the k nearest of its scope. `k` is at most the result window (10,000).
 
 HTTP goes through `requests` (opensearch-py's RequestsHttpConnection) with
 RequestsAWSV4SignerAuth for service `aoss`. Chosen over urllib3 because the
@@ -42,7 +43,7 @@ from agentmem.adapters.aws.vector_mapping import (
     similarity_from_score,
 )
 from agentmem.domain.errors import BackendUnavailable
-from agentmem.ports.vectors import VectorHit, VectorItem, VectorKind, VectorQuery
+from agentmem.ports.vectors import MAX_K, VectorHit, VectorItem, VectorKind, VectorQuery
 
 SERVICE = "aoss"
 # Field names come from the index mapping CloudFormation creates (vector_mapping), which is
@@ -50,6 +51,7 @@ SERVICE = "aoss"
 FIELD_TENANT = "tenant"
 FIELD_KIND = "kind"
 FIELD_ITEM = "memoryId"  # the item's id, whatever its kind (a lesson's memory id, a fact's id)
+FIELD_TAGS = "tags"
 # The owner of a vector is an agent for lessons and a user for everything else; an item's owner is
 # `users/<id>` or `agents/<id>` (ports/items.vector_owner), kept in `userId` as the mapping is strict.
 OWNER_FIELD: dict[str, str] = {"lesson": "agentId", "fact": "userId", "turn": "userId", "item": "userId"}
@@ -131,6 +133,7 @@ def knn_query_body(query: VectorQuery, vector: Sequence[float], size: int) -> di
     filters = owner_filter(query.tenant, query.kind, query.owner_id)
     if query.created_after is not None:
         filters.append({"range": {CREATED_AT_FIELD: {"gt": to_millis(query.created_after)}}})
+    filters += [{"term": {FIELD_TAGS: tag}} for tag in query.tags]
     return {
         "size": size,
         "_source": [FIELD_ITEM],
@@ -140,7 +143,7 @@ def knn_query_body(query: VectorQuery, vector: Sequence[float], size: int) -> di
 
 def document(item: VectorItem, vector: Sequence[float]) -> dict[str, Any]:
     """The indexed document of one vector: the vector and the fields searches filter on, no text."""
-    return {
+    doc: dict[str, Any] = {
         VECTOR_FIELD: list(vector),
         FIELD_TENANT: item.tenant,
         FIELD_KIND: item.kind,
@@ -148,6 +151,9 @@ def document(item: VectorItem, vector: Sequence[float]) -> dict[str, Any]:
         FIELD_ITEM: item.item_id,
         CREATED_AT_FIELD: to_millis(item.created_at),
     }
+    if item.tags:
+        doc[FIELD_TAGS] = list(item.tags)
+    return doc
 
 
 class OpenSearchVectorIndex:
@@ -209,7 +215,7 @@ class OpenSearchVectorIndex:
         if query.k <= 0:
             return []
         vector = self._unit(query.vector)
-        size = query.k + min(query.k, DUPLICATE_MARGIN)
+        size = min(query.k + min(query.k, DUPLICATE_MARGIN), MAX_K)
         body = knn_query_body(query, vector, size)
         response = self._call(lambda: self.client.search(index=self.index_name, body=body))
         hits: list[VectorHit] = []

@@ -3,10 +3,12 @@
 Layout (bucket, one index per tenant and kind, keys, metadata) and the service's limits:
 `agentmem.adapters.aws.s3vectors_layout`. How this adapter lives with them:
 
-- top-k: QueryVectors returns at most 100 neighbours; a `VectorQuery` asking for more gets the 100
-  nearest (agentmem's callers ask for 10 at most: `topK` is 1-10).
-- filters: every query filters on `owner` (and `createdAt > created_after` when given), one or two
-  constraints against the service's 100. The query asks for `queryMode: ENHANCED`, which applies the
+- top-k: QueryVectors returns at most 100 neighbours. A `VectorQuery` asking for more is paged: the
+  next call repeats the query with the keys already returned excluded (`ref $nin [...]`, the digests
+  the vectors carry), so each page is the next nearest, until `k` or no more matches.
+- filters: every query filters on `owner` (and `createdAt > created_after` when given, each required
+  tag `tags $eq t`, and when paging the exclusion), a few constraints against the service's 100.
+  The query asks for `queryMode: ENHANCED`, which applies the
   filter *before* the vector search, so an owner with few vectors in a large index still gets its k
   nearest (CLASSIC mode filters during the search and can return fewer than k).
 - writes: PutVectors replaces a key in place, so `upsert` needs no delete of an older copy;
@@ -23,6 +25,7 @@ no text is stored, only the filter fields and the item id.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -39,6 +42,8 @@ from agentmem.adapters.aws.s3vectors_layout import (
     MAX_PUT,
     MAX_TOP_K,
     OWNER_KEY,
+    REF_KEY,
+    TAGS_KEY,
     index_name,
     split_key,
     vector_key,
@@ -64,12 +69,20 @@ def to_millis(seconds: float) -> int:
     return int(seconds * 1000)
 
 
-def query_filter(query: VectorQuery) -> dict[str, Any]:
-    """The metadata filter confining a query to one owner (and, when given, to younger vectors)."""
-    owner = {OWNER_KEY: {"$eq": query.owner_id}}
-    if query.created_after is None:
-        return owner
-    return {"$and": [owner, {CREATED_AT_KEY: {"$gt": to_millis(query.created_after)}}]}
+def key_ref(key: str) -> str:
+    """The short filterable digest of a vector's key (what a paged query excludes)."""
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def query_filter(query: VectorQuery, exclude: Sequence[str] = ()) -> dict[str, Any]:
+    """The metadata filter confining a query to one owner and its filters, less the `exclude`d refs."""
+    constraints: list[dict[str, Any]] = [{OWNER_KEY: {"$eq": query.owner_id}}]
+    if query.created_after is not None:
+        constraints.append({CREATED_AT_KEY: {"$gt": to_millis(query.created_after)}})
+    constraints += [{TAGS_KEY: {"$eq": tag}} for tag in query.tags]
+    if exclude:
+        constraints.append({REF_KEY: {"$nin": list(exclude)}})
+    return constraints[0] if len(constraints) == 1 else {"$and": constraints}
 
 
 class S3VectorsIndex:
@@ -89,16 +102,15 @@ class S3VectorsIndex:
     def upsert(self, items: Sequence[VectorItem]) -> None:
         groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
         for item in items:
+            key = vector_key(item.owner_id, item.item_id)
+            metadata: dict[str, Any] = {
+                OWNER_KEY: item.owner_id, CREATED_AT_KEY: to_millis(item.created_at), ITEM_KEY: item.item_id,
+                REF_KEY: key_ref(key),
+            }
+            if item.tags:
+                metadata[TAGS_KEY] = list(item.tags)
             groups.setdefault((item.tenant, item.kind), []).append(
-                {
-                    "key": vector_key(item.owner_id, item.item_id),
-                    "data": {DATA_TYPE: self._unit(item.vector)},
-                    "metadata": {
-                        OWNER_KEY: item.owner_id,
-                        CREATED_AT_KEY: to_millis(item.created_at),
-                        ITEM_KEY: item.item_id,
-                    },
-                }
+                {"key": key, "data": {DATA_TYPE: self._unit(item.vector)}, "metadata": metadata}
             )
         for (tenant, kind), vectors in groups.items():
             index = index_name(tenant, kind)
@@ -119,28 +131,36 @@ class S3VectorsIndex:
         self._delete_keys(tenant, kind, keys)
 
     def search(self, query: VectorQuery) -> list[VectorHit]:
-        if query.k <= 0:
-            return []
-        request = {
-            "vectorBucketName": self.bucket,
-            "indexName": index_name(query.tenant, query.kind),
-            "topK": min(query.k, MAX_TOP_K),
-            "queryVector": {DATA_TYPE: self._unit(query.vector)},
-            "filter": query_filter(query),
-            "queryMode": "ENHANCED",
-            "returnMetadata": True,
-            "returnDistance": True,
-        }
-        response = self._call(lambda: self.client.query_vectors(**request), missing_ok=True)
         hits: list[VectorHit] = []
-        for vector in (response or {}).get("vectors", []):
-            metadata = vector.get("metadata") or {}
-            owner, item_from_key = split_key(vector["key"])
-            if owner != query.owner_id:  # the filter already guarantees it; never return another owner's id
-                continue
-            similarity = max(-1.0, min(1.0, 1.0 - float(vector["distance"])))
-            hits.append(VectorHit(str(metadata.get(ITEM_KEY, item_from_key)), similarity))
-        return hits
+        seen: set[str] = set()
+        while len(hits) < query.k:
+            top_k = min(query.k - len(hits), MAX_TOP_K)
+            request = {
+                "vectorBucketName": self.bucket,
+                "indexName": index_name(query.tenant, query.kind),
+                "topK": top_k,
+                "queryVector": {DATA_TYPE: self._unit(query.vector)},
+                "filter": query_filter(query, [key_ref(key) for key in seen]),
+                "queryMode": "ENHANCED",
+                "returnMetadata": True,
+                "returnDistance": True,
+            }
+            response = self._call(lambda request=request: self.client.query_vectors(**request), missing_ok=True)
+            page = (response or {}).get("vectors", [])
+            fresh = [vector for vector in page if vector["key"] not in seen]
+            for vector in fresh:
+                seen.add(vector["key"])
+                metadata = vector.get("metadata") or {}
+                owner, item_from_key = split_key(vector["key"])
+                if owner != query.owner_id:  # the filter already guarantees it; never return another owner's id
+                    continue
+                similarity = max(-1.0, min(1.0, 1.0 - float(vector["distance"])))
+                hits.append(VectorHit(str(metadata.get(ITEM_KEY, item_from_key)), similarity))
+            # A short page is the last; a page of nothing new (vectors written before `ref` existed
+            # escape the exclusion) ends the paging too.
+            if len(page) < top_k or not fresh:
+                break
+        return hits[: query.k]
 
     # Internals
 

@@ -7,8 +7,10 @@ confine a tenant's roles to its own index ARNs and a query never scans another k
 Each vector's key is `<owner>/<item>` (both percent-encoded, so the key is unambiguous): putting the
 same key again replaces the vector in place. Its metadata:
 
-- filterable: `owner` (the agent of a lesson, the user of a fact or turn) and `createdAt` (epoch
-  milliseconds), the two things a `VectorQuery` filters on;
+- filterable: `owner` (the agent of a lesson, the user of a fact or turn), `createdAt` (epoch
+  milliseconds) and `tags` (a list, present when the vector has tags; `$eq` matches any element),
+  the things a `VectorQuery` filters on; and `ref`, a 16-character digest of the vector's key, which
+  the adapter excludes (`$nin`) to page a query past the service's top-k;
 - non-filterable (declared at index creation): `itemId`, returned with every hit and never filtered on.
 
 Limits of the service (https://docs.aws.amazon.com/AmazonS3/latest/userguide/s3-vectors-limitations.html,
@@ -30,6 +32,8 @@ DISTANCE_METRIC: Final = "cosine"
 OWNER_KEY: Final = "owner"
 CREATED_AT_KEY: Final = "createdAt"
 ITEM_KEY: Final = "itemId"
+TAGS_KEY: Final = "tags"
+REF_KEY: Final = "ref"
 NON_FILTERABLE_KEYS: Final = (ITEM_KEY,)
 
 MAX_TOP_K: Final = 100

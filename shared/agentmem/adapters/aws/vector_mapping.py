@@ -30,7 +30,9 @@ from agentmem.domain.stop_words import APOSTROPHES, ENGLISH_STOP_WORDS
 VECTOR_FIELD = "vector"
 # Filter fields: exact-match `keyword`s, so a query can be confined to one
 # tenant, agent or user with a `term` filter before the k-NN step.
-KEYWORD_FIELDS: tuple[str, ...] = ("tenant", "agentId", "userId", "kind", "memoryId")
+# `tags` holds a list (a keyword field takes an array; a `term` matches any element): an item vector's
+# namespace-prefix digests, so a scoped query filters on them inside the k-NN walk.
+KEYWORD_FIELDS: tuple[str, ...] = ("tenant", "agentId", "userId", "kind", "memoryId", "tags")
 CREATED_AT_FIELD = "createdAt"
 # Full text, for the keyword side: analysed like the local BM25 index's text, BM25-scored.
 TEXT_FIELD = "text"

@@ -2,11 +2,13 @@
 
 Vectors are grouped by (tenant, kind, owner) and each group is one contiguous
 matrix, so a search touches only the caller's own vectors: the filter by
-tenant and owner happens before any similarity is computed.
+tenant and owner happens before any similarity is computed, and the filters by
+age and tags mask rows before the k nearest are chosen.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,10 +21,12 @@ from agentmem.ports.vectors import VectorHit, VectorItem, VectorKind, VectorQuer
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (
     tenant TEXT NOT NULL, kind TEXT NOT NULL, owner_id TEXT NOT NULL, item_id TEXT NOT NULL,
-    created_at REAL NOT NULL, dimension INTEGER NOT NULL, vector BLOB NOT NULL,
+    created_at REAL NOT NULL, dimension INTEGER NOT NULL, vector BLOB NOT NULL, tags TEXT,
     PRIMARY KEY (tenant, kind, owner_id, item_id)
 );
 """
+_COLUMNS = "tenant, kind, owner_id, item_id, created_at, dimension, vector, tags"
+_NO_TAGS: frozenset[str] = frozenset()
 
 GroupKey = tuple[str, str, str]
 
@@ -36,10 +40,11 @@ class _Group:
         self.created = np.zeros(16, dtype=np.float64)
         self.alive = np.zeros(16, dtype=bool)
         self.ids: list[str | None] = [None] * 16
+        self.tags: list[frozenset[str]] = [_NO_TAGS] * 16
         self.row_of: dict[str, int] = {}
         self.size = 0  # rows in use, alive or not
 
-    def put(self, item_id: str, vector: np.ndarray, created_at: float) -> None:
+    def put(self, item_id: str, vector: np.ndarray, created_at: float, tags: frozenset[str] = _NO_TAGS) -> None:
         row = self.row_of.get(item_id)
         if row is None:
             if self.size == len(self.ids):
@@ -50,6 +55,7 @@ class _Group:
             self.ids[row] = item_id
         self.matrix[row] = vector
         self.created[row] = created_at
+        self.tags[row] = tags
         self.alive[row] = True
 
     def remove(self, item_id: str) -> None:
@@ -57,6 +63,7 @@ class _Group:
         if row is not None:
             self.alive[row] = False
             self.ids[row] = None
+            self.tags[row] = _NO_TAGS
 
     def _grow(self) -> None:
         capacity = len(self.ids) * 2
@@ -67,9 +74,12 @@ class _Group:
         alive = np.zeros(capacity, dtype=bool)
         alive[: self.size] = self.alive[: self.size]
         self.matrix, self.created, self.alive = matrix, created, alive
+        self.tags.extend([_NO_TAGS] * (capacity - len(self.ids)))
         self.ids.extend([None] * (capacity - len(self.ids)))
 
-    def search(self, vector: np.ndarray, k: int, created_after: float | None) -> list[VectorHit]:
+    def search(
+        self, vector: np.ndarray, k: int, created_after: float | None, tags: tuple[str, ...] = ()
+    ) -> list[VectorHit]:
         n = self.size
         if n == 0 or k <= 0:
             return []
@@ -77,6 +87,9 @@ class _Group:
         mask = self.alive[:n]
         if created_after is not None:
             mask = mask & (self.created[:n] > created_after)
+        if tags:
+            wanted = frozenset(tags)
+            mask = mask & np.fromiter((wanted <= row for row in self.tags[:n]), dtype=bool, count=n)
         scores = np.where(mask, scores, -np.inf)
         live = int(mask.sum())
         k = min(k, live)
@@ -95,6 +108,10 @@ class LocalVectorIndex:
         self._groups: dict[GroupKey, _Group] = {}
         self._lock = threading.RLock()
         self._loaded = False
+        with self._db.transaction() as conn:
+            # A data folder from before tags: add their column (its vectors have none).
+            if "tags" not in {row["name"] for row in conn.execute("PRAGMA table_info(vectors)")}:
+                conn.execute("ALTER TABLE vectors ADD COLUMN tags TEXT")
 
     def close(self) -> None:
         self._db.close()
@@ -104,12 +121,13 @@ class LocalVectorIndex:
             return
         with self._db.reading() as conn:
             rows = conn.execute(
-                "SELECT tenant, kind, owner_id, item_id, created_at, dimension, vector FROM vectors"
+                f"SELECT {_COLUMNS} FROM vectors"
             ).fetchall()
         for r in rows:
             vector = np.frombuffer(r["vector"], dtype=np.float32, count=r["dimension"])
+            tags = frozenset(json.loads(r["tags"])) if r["tags"] else _NO_TAGS
             self._group((r["tenant"], r["kind"], r["owner_id"]), r["dimension"]).put(
-                r["item_id"], vector, r["created_at"]
+                r["item_id"], vector, r["created_at"], tags
             )
         self._loaded = True
 
@@ -129,15 +147,16 @@ class LocalVectorIndex:
             self._load()
             with self._db.transaction() as conn:
                 conn.executemany(
-                    "INSERT OR REPLACE INTO vectors VALUES (?,?,?,?,?,?,?)",
+                    f"INSERT OR REPLACE INTO vectors ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?)",
                     [
-                        (i.tenant, i.kind, i.owner_id, i.item_id, i.created_at, len(v), v.tobytes())
+                        (i.tenant, i.kind, i.owner_id, i.item_id, i.created_at, len(v), v.tobytes(),
+                         json.dumps(sorted(i.tags)) if i.tags else None)
                         for i, v in prepared
                     ],
                 )
             for item, vector in prepared:
                 self._group((item.tenant, item.kind, item.owner_id), len(vector)).put(
-                    item.item_id, vector, item.created_at
+                    item.item_id, vector, item.created_at, frozenset(item.tags)
                 )
 
     def delete(self, tenant: str, kind: VectorKind, owner_id: str, item_ids: Sequence[str]) -> None:
@@ -173,7 +192,7 @@ class LocalVectorIndex:
                 raise ValueError(
                     f"query dimension {len(vector)} does not match the index's {group.dimension}"
                 )
-            return group.search(vector, query.k, query.created_after)
+            return group.search(vector, query.k, query.created_after, query.tags)
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:
