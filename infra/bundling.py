@@ -65,6 +65,9 @@ LAYER_REQUIREMENTS: tuple[str, ...] = (
     # The structured PII rules (RegexPiiDetector) run in front of Comprehend in Lambda too.
     "phonenumbers",
     "python-stdnum",
+    # Stems editors' comments when the indexer and retrieve decide which lessons teach the same thing
+    # (domain/teaching.py); pure Python.
+    "snowballstemmer",
 )
 # Lambda's limit for a function plus its layers, unzipped.
 LAYER_MAX_UNZIPPED_BYTES = 250 * 1024 * 1024

@@ -35,14 +35,41 @@ class WordEmbedder:
         return out
 
 
+@pytest.fixture
+def masker(tmp_path: Path) -> Iterator[Any]:
+    """The real masking step (ConversationService on the embedded vault, the regex detector): the same
+    for every pair of item store and index, since masking is not what these tests compare."""
+    from agentmem.adapters.local.event_bus import SqliteEventBus
+    from agentmem.adapters.local.key_file import LocalKeyFile
+    from agentmem.adapters.local.key_store import SqliteKeyStore
+    from agentmem.adapters.local.pii_regex import RegexPiiDetector
+    from agentmem.adapters.local.transcript_store import SqliteTranscriptStore
+    from agentmem.adapters.local.vault_store import SqliteVaultStore
+    from agentmem.adapters.local.vector_index import LocalVectorIndex
+    from agentmem.service.conversations import ConversationService
+
+    folder = tmp_path / "vault"
+    folder.mkdir()
+    parts = [SqliteTranscriptStore(folder / "transcripts.db"), SqliteVaultStore(folder / "vault.db"),
+             SqliteKeyStore(folder / "keys.db"), SqliteEventBus(folder / "events.db"),
+             LocalVectorIndex(folder / "vectors.db")]
+    transcripts, vault, key_store, bus, vectors = parts
+    yield ConversationService(
+        tenant="acme", transcripts=transcripts, vault=vault, key_store=key_store,
+        keys=LocalKeyFile(folder / "vault.key"), detector=RegexPiiDetector(), bus=bus, vectors=vectors,
+    )
+    for part in parts:
+        part.close()
+
+
 @pytest.fixture(params=["local", "dynamodb+s3vectors", "dynamodb+opensearch"])
-def items(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ItemService]:
+def items(request: pytest.FixtureRequest, tmp_path: Path, masker: Any) -> Iterator[ItemService]:
     if request.param == "local":
         from agentmem.adapters.local.item_store import SqliteItemStore
         from agentmem.adapters.local.vector_index import LocalVectorIndex
 
         store, vectors = SqliteItemStore(tmp_path / "items.db"), LocalVectorIndex(tmp_path / "vectors.db")
-        yield ItemService("acme", store, vectors, WordEmbedder())
+        yield ItemService("acme", store, vectors, WordEmbedder(), masker)
         store.close()
         vectors.close()
         return
@@ -51,7 +78,8 @@ def items(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ItemServic
     request.getfixturevalue("moto")
     create_table()
     vectors = request.getfixturevalue(f"{request.param.split('+')[1]}_index")
-    yield ItemService("acme", DynamoDbItemStore(TABLE_NAME, client=aws_client("dynamodb")), vectors, WordEmbedder())
+    store = DynamoDbItemStore(TABLE_NAME, client=aws_client("dynamodb"))
+    yield ItemService("acme", store, vectors, WordEmbedder(), masker)
 
 
 def keys(hits: list[Any]) -> list[str]:
