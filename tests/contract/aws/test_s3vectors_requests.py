@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from agentmem.adapters.aws import s3vectors_layout as layout
-from agentmem.adapters.aws.s3vectors_index import S3VectorsIndex
+from agentmem.adapters.aws.s3vectors_index import S3VectorsIndex, key_ref
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.ports.vectors import VectorItem, VectorQuery
 
@@ -74,13 +74,17 @@ def test_created_after_becomes_a_millisecond_filter_beside_the_owner(
     assert query.body["indexName"] == "acme-fact"
 
 
-def test_k_above_the_service_limit_asks_for_the_100_nearest(
+def test_k_above_the_service_limit_pages_past_the_100_nearest_excluding_what_was_returned(
     s3vectors_index: S3VectorsIndex, s3vectors_query_server: FakeS3VectorsQuery
 ) -> None:
     s3vectors_index.upsert([lesson(f"m{n}", n) for n in range(120)])
     hits = s3vectors_index.search(VectorQuery("acme", "lesson", "agent-a", unit(3), k=150))
-    assert s3vectors_query_server.queries[0].body["topK"] == layout.MAX_TOP_K
-    assert len(hits) == layout.MAX_TOP_K
+    first, second = s3vectors_query_server.queries[:2]
+    assert first.body["topK"] == layout.MAX_TOP_K
+    # The next page repeats the query without the keys the first returned (their digests, `ref $nin`).
+    excluded = next(c["ref"]["$nin"] for c in second.body["filter"]["$and"] if "ref" in c)
+    assert len(excluded) == layout.MAX_TOP_K
+    assert len(hits) == 120 and len({h.item_id for h in hits}) == 120
     assert hits[0].item_id == "m3"
 
 
@@ -100,7 +104,8 @@ def test_stored_metadata_is_the_filter_fields_and_the_item_id_only(s3vectors_ind
     puts = count_calls(s3vectors_index, "PutVectors")
     s3vectors_index.upsert([lesson("m/1 ü", 1, owner="agent:a@x")])
     (vector,) = puts[0]["vectors"]
-    assert vector["metadata"] == {"owner": "agent:a@x", "createdAt": 1_750_000_000_250, "itemId": "m/1 ü"}
+    assert vector["metadata"] == {"owner": "agent:a@x", "createdAt": 1_750_000_000_250, "itemId": "m/1 ü",
+                                  "ref": key_ref(vector["key"])}
     assert layout.split_key(vector["key"]) == ("agent:a@x", "m/1 ü")
     assert len(json.dumps({k: vector["metadata"][k] for k in ("owner", "createdAt")})) < layout.MAX_FILTERABLE_BYTES
     hits = s3vectors_index.search(VectorQuery("acme", "lesson", "agent:a@x", unit(1), k=1))
