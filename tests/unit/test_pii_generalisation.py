@@ -88,3 +88,12 @@ def test_street_addresses_of_more_countries_are_found(
 def test_a_street_word_that_is_also_an_ordinary_word_needs_a_number(detector: LocalPiiDetector) -> None:
     spans = detector.detect("The Gang members met in the Campo after dark.")
     assert [span for span in spans if span.entity_type == "STREET_ADDRESS"] == []
+
+
+def test_a_text_that_is_one_lower_case_word_is_no_name():
+    # A JSON object key, a namespace label or a tag ("meta" is also a given name in Faker's lists).
+    from agentmem.adapters.local.presidio_pii import LocalPiiDetector
+
+    detector = LocalPiiDetector()
+    assert detector.detect("meta") == [] and detector.detect("notes") == []
+    assert [s.entity_type for s in detector.detect("Meta Jørgensen called")] == ["PERSON"]

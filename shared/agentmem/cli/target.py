@@ -146,7 +146,8 @@ def stack_outputs(stack: str, region: str | None) -> dict[str, str]:
     )
 
     try:
-        cloudformation = boto3.client("cloudformation", region_name=region)
+        # A session of its own: boto3's default session keeps the credentials it first found.
+        cloudformation = boto3.Session(region_name=region).client("cloudformation")
         description = cloudformation.describe_stacks(StackName=stack)["Stacks"][0]
     except NoRegionError:
         raise click.ClickException(

@@ -4,7 +4,8 @@ Three lines (docs/client.md has the rest): build a client, retrieve before the r
 `MemoryClient(url).retrieve(agent_id, input)`, then `.set_output(...)` and `.feedback(agent_id, run_id, "down", why)`.
 """
 
-from agentmem.client.async_client import AsyncMemoryClient
+from typing import TYPE_CHECKING
+
 from agentmem.client.client import MemoryClient
 from agentmem.client.errors import (
     ApiError,
@@ -94,3 +95,16 @@ __all__ = [
     "converse_text",
     "with_memory",
 ]
+
+
+if TYPE_CHECKING:
+    from agentmem.client.async_client import AsyncMemoryClient
+
+
+def __getattr__(name: str) -> object:
+    # The async client needs httpx, which the Lambda layer does not ship: imported only when asked for.
+    if name == "AsyncMemoryClient":
+        from agentmem.client.async_client import AsyncMemoryClient
+
+        return AsyncMemoryClient
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -168,6 +168,7 @@ class PresidioPiiDetector:
                 or _opens_with_a_common_noun(text, start, end)
                 or (result.entity_type == NRP and _describes_a_thing(text, end))
                 or (recognizer == _SPACY_RECOGNIZER and _common_lower_case_word(text, start, end, result.entity_type))
+                or _a_lone_lower_case_word(text, start, end)
             ):
                 continue
             if start < end:
@@ -225,6 +226,14 @@ def _common_lower_case_word(text: str, start: int, end: int, entity_type: str) -
         return value in nouns or value in wordnet_words(VERB, ADJECTIVE, ADVERB)
     following = _NEXT_LOWER_WORD.match(text, end)
     return value in nouns and following is not None and following.group(1) in nouns
+
+
+def _a_lone_lower_case_word(text: str, start: int, end: int) -> bool:
+    """True when the whole text is one lower-case word: a JSON object key, a namespace label or a tag
+    ("meta", "notes"), not a name someone wrote; a name of the user's vault is still masked there by
+    consistent masking."""
+    value = text[start:end]
+    return value.islower() and value.isalpha() and text.strip() == value
 
 
 _TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St)\.$")
