@@ -2,7 +2,8 @@
 
 Lessons are seeded through the real API (retrieve -> output -> feedback -> the worker indexes them),
 then the page is clicked through and every change is checked through the API. Screenshots go to
-test-artifacts/. Skipped, with the reason shown, when /usr/bin/chromium or Playwright is absent.
+test-artifacts/. Skipped, with the reason shown, when /usr/bin/chromium or Playwright is absent (a failure with
+CI=true: tests/ci_skips.py).
 """
 
 from __future__ import annotations
