@@ -153,7 +153,7 @@ def opensearch_index(aws_credentials: None, opensearch_server: FakeOpenSearchSer
 # Lexical index
 
 
-@pytest.fixture(params=["local", "opensearch"])
+@pytest.fixture(params=["local", pytest.param("opensearch", marks=pytest.mark.double)])
 def lexical_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     """LocalBm25Index, and OpenSearchLexicalIndex against the fake server (S3 Vectors has no keyword side)."""
     if request.param == "local":
@@ -204,7 +204,9 @@ def s3vectors_index(moto: None, s3vectors_query_server: FakeS3VectorsQuery) -> A
     return S3VectorsIndex(S3VECTORS_BUCKET, dimension=VECTOR_DIMENSION, client=client)
 
 
-@pytest.fixture(params=["local", "opensearch", "s3vectors"])
+# S3 Vectors: moto for everything but QueryVectors, which the double answers.
+@pytest.fixture(params=["local", pytest.param("opensearch", marks=pytest.mark.double),
+                        pytest.param("s3vectors", marks=pytest.mark.double)])
 def vector_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "local":
         from agentmem.adapters.local.vector_index import LocalVectorIndex
@@ -310,7 +312,7 @@ TITAN_DOUBLE_LIMIT = "the Titan server double hashes trigrams; it is not a langu
 BEDROCK_TEST_DIMENSION = 256
 
 
-@pytest.fixture(params=["minilm", "bedrock-titan-double", "bedrock-moto"])
+@pytest.fixture(params=["minilm", pytest.param("bedrock-titan-double", marks=pytest.mark.double), "bedrock-moto"])
 def embedder_under_test(request: pytest.FixtureRequest) -> EmbedderUnderTest:
     if request.param == "minilm":
         return EmbedderUnderTest("minilm", request.getfixturevalue("minilm"))

@@ -16,6 +16,9 @@ from botocore.stub import Stubber
 from tests.contract.conftest import REGION, aws_client
 from tests.contract.fake_bedrock import TitanServerDouble, _response
 
+# The Titan answers come from tests/contract/fake_bedrock.py, a double written here.
+pytestmark = pytest.mark.double
+
 TITAN = "amazon.titan-embed-text-v2:0"
 
 
