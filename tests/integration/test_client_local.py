@@ -339,7 +339,7 @@ def test_a_success_that_is_not_the_contracts_json_is_an_unexpected_response(scri
         client.record_run("auditor", "in", "out")
 
 
-# -- users' routes against recorded answers --------------------------------------------------------
+# -- users' routes against synthetic answers (hand-written in the contract's shapes) ----------------
 
 TURN_1 = {
     "seq": 1,
