@@ -11,7 +11,7 @@ import logging
 import ssl
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import quote, urlencode, urlsplit
 
@@ -70,6 +70,7 @@ class MemoryClient:
     `timeout` is seconds, or `(connect, read)`. `retries` bounds how often a request is sent again
     after a throttle, a 502/503/504 or a connection failure (exponential backoff with full jitter);
     only requests that are safe to repeat are retried after an answer that may hide a completed write.
+    `sleep` is how the client waits before a retry (a test passes one that records the waits).
     """
 
     def __init__(
@@ -86,6 +87,7 @@ class MemoryClient:
         ssl_context: ssl.SSLContext | None = None,
         session: Any = None,
         transport: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
     ):
         parts = urlsplit(url)
         if parts.scheme not in {"http", "https"} or not parts.hostname:
@@ -99,6 +101,7 @@ class MemoryClient:
         self.retries = retries
         self.backoff = backoff
         self.max_backoff = max_backoff
+        self._sleep = sleep
         # `transport` replaces HTTP (the CLI talks to a local data folder in-process this way).
         self._transport = transport or HttpTransport(connect_timeout, read_timeout, ssl_context)
         self._token = token
@@ -216,7 +219,7 @@ class MemoryClient:
     def _pause(self, attempt: int, method: str, path: str, why: str, retry_after: str | None = None) -> int:
         delay = retry_delay(attempt, self.backoff, self.max_backoff, retry_after)
         log.info("%s %s: %s; retry %d of %d in %.2fs", method, path, why, attempt + 1, self.retries, delay)
-        time.sleep(delay)
+        self._sleep(delay)
         return attempt + 1
 
     # -- feedback-learning memory (agents) ---------------------------------------------------------
