@@ -31,33 +31,11 @@ INDEX_NAME = "agentmem-memories"
 COLLECTION_ENDPOINT = f"https://abc123example.{REGION}.aoss.amazonaws.com"
 VECTOR_DIMENSION = 16
 
-# The table's key schema as the CDK stack declares it. Written here once because
-# infra/template_schema.py (which reads it from the synthesised template) does not exist yet.
-TABLE_SCHEMA: dict[str, Any] = {
-    "AttributeDefinitions": [
-        {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "gsi1pk", "gsi1sk")
-    ],
-    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-    "GlobalSecondaryIndexes": [
-        {
-            "IndexName": "gsi1",
-            "KeySchema": [
-                {"AttributeName": "gsi1pk", "KeyType": "HASH"},
-                {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
-            ],
-            "Projection": {"ProjectionType": "ALL"},
-        }
-    ],
-    "BillingMode": "PAY_PER_REQUEST",
-}
-
 
 def table_schema() -> dict[str, Any]:
-    """The CreateTable arguments (less the name): from the CDK template when infra can say, else TABLE_SCHEMA."""
-    try:
-        from infra.template_schema import table_key_schema_from_template  # type: ignore[import-not-found]
-    except ImportError:
-        return TABLE_SCHEMA
+    """The CreateTable arguments (less the name), read from the synthesised CDK template (cached by infra)."""
+    from infra.template_schema import table_key_schema_from_template
+
     return dict(table_key_schema_from_template())
 
 

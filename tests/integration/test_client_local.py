@@ -3,7 +3,6 @@ whole contract end to end against the local app (`agentmem serve`'s server, same
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import socket
 import threading
@@ -40,7 +39,6 @@ from agentmem.local.server import create_app, make_http_server
 from botocore.stub import Stubber
 from botocore.validate import ParamValidator
 
-ROOT = Path(__file__).resolve().parents[2]
 AUDIT = "Audit this outdoor gear article for brand voice: our trail magic moments make every hike special."
 SIMILAR = "Audit this hiking article for brand voice: trail magic moments keep every hike special."
 COMMENT = "'Trail magic' is our brand's own idiom, used on purpose. Do not flag it."
@@ -657,13 +655,6 @@ def test_converse_request_splits_system_and_keeps_roles_alternating():
     }
 
 
-CONVERSATIONS_SERVED = (ROOT / "functions" / "conversations" / "handler.py").exists()
-PROFILES_SERVED = (
-    importlib.util.find_spec("functions.conversations.profile_routes") is not None if CONVERSATIONS_SERVED else False
-)
-
-
-@pytest.mark.skipif(not CONVERSATIONS_SERVED, reason="functions/conversations/handler.py is not built yet")
 def test_turns_are_masked_unmasked_for_their_user_only_and_erased(served):
     client = served.client
     stored = client.append_turns(
@@ -692,7 +683,6 @@ def test_turns_are_masked_unmasked_for_their_user_only_and_erased(served):
     assert caught.value.fields
 
 
-@pytest.mark.skipif(not PROFILES_SERVED, reason="functions/conversations/profile_routes.py is not built yet")
 def test_profiles_and_facts_end_to_end_edit_restore_delete_and_erase(served):
     # The employer is followed through consolidation and edits, so names are left to the structured
     # rules here: the local name detector would mask "Acme" (tests/unit/test_presidio_pii.py).
