@@ -7,13 +7,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import pytest
 from agentmem.adapters.local.event_bus import SqliteEventBus
 from agentmem.local import lambda_runtime
 from agentmem.local.server import create_app
 from agentmem.local.worker import EventWorker
 from agentmem.ports.events import DomainEvent
 
+from tests.integration.indexer_watch import GIVE_UP_SECONDS, after_indexing, watch_indexer
 from tests.integration.local_client import LocalCaller
 
 AUDIT = "Audit this outdoor gear article for brand voice: our trail magic moments make every hike special."
@@ -39,31 +39,17 @@ def retrievable(call: LocalCaller, memory_id: str) -> bool:
     return memory_id in [lesson["memoryId"] for lesson in lessons]
 
 
-# Only a bound for a test that fails, never a measure: nothing here waits out a delay.
-GIVE_UP_SECONDS = 60
-
-
 def test_a_consolidation_that_hangs_does_not_delay_indexing(tmp_path: Path, minilm: Any, monkeypatch):
     consolidating = threading.Event()  # the consolidate delivery has begun (and waits for its environment)
-    indexer_runs = threading.Semaphore(0)  # one release per finished indexer invocation
     load_handler = lambda_runtime.load_handler
 
     def observed(function_name: str, environment: int = 0) -> Any:
-        handler = load_handler(function_name, environment)
         if function_name == "consolidate":
             consolidating.set()
-        if function_name != "indexer":
-            return handler
-
-        def indexer(event: Any, context: Any) -> Any:
-            try:
-                return handler(event, context)
-            finally:
-                indexer_runs.release()
-
-        return indexer
+        return load_handler(function_name, environment)
 
     monkeypatch.setattr(lambda_runtime, "load_handler", observed)
+    indexed = watch_indexer(monkeypatch)  # wraps `observed`
     app = create_app(tmp_path, ports={"embedder": minilm}, enabled_agents=["auditor"])
     call = LocalCaller(app)
     # The consolidate function's execution environment is busy (held here) for as long as the test runs.
@@ -78,12 +64,7 @@ def test_a_consolidation_that_hangs_does_not_delay_indexing(tmp_path: Path, mini
         memory_id = feedback(call)
         # Held for good: with one delivery for all consumers the indexer would never run again.
         # Checked after each indexer invocation (the turns' indexing may come first).
-        for _ in range(10):
-            assert indexer_runs.acquire(timeout=GIVE_UP_SECONDS), "the indexer did not run while consolidate hung"
-            if retrievable(call, memory_id):
-                break
-        else:
-            pytest.fail(f"lesson {memory_id} not retrievable after ten indexer invocations")
+        after_indexing(indexed, lambda: retrievable(call, memory_id))
     finally:
         busy.release()
         app.close()
