@@ -1,4 +1,4 @@
-"""Waiting for the background indexer by its own signal, not by polling on a clock."""
+"""Waiting for the background indexer (or any consumer) by its own signal, not by polling on a clock."""
 
 from __future__ import annotations
 
@@ -15,12 +15,17 @@ GIVE_UP_SECONDS = 60
 
 def watch_indexer(monkeypatch: pytest.MonkeyPatch) -> threading.Semaphore:
     """A semaphore released after every invocation of the indexer function (set up before the worker runs)."""
+    return watch_functions(monkeypatch, "indexer")
+
+
+def watch_functions(monkeypatch: pytest.MonkeyPatch, *names: str) -> threading.Semaphore:
+    """A semaphore released after every invocation of any of the functions `names`."""
     finished = threading.Semaphore(0)
     load_handler = lambda_runtime.load_handler
 
     def observed(function_name: str, environment: int = 0) -> Any:
         handler = load_handler(function_name, environment)
-        if function_name != "indexer":
+        if function_name not in names:
             return handler
 
         def indexer(event: Any, context: Any) -> Any:
