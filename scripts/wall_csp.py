@@ -1,9 +1,9 @@
-"""Rewrite the Content-Security-Policy hashes of the wall's inline script and style after an edit.
+"""Rewrite the Content-Security-Policy hash of the wall's inline style after an edit.
 
     .venv/bin/python scripts/wall_csp.py          # updates shared/agentmem/local/wall.html in place
 
-The page allows only its own inline `<script>` and `<style>` by SHA-256 (tests/unit/test_wall_proxy.py
-checks the hashes against the page).
+The page allows its own inline `<style>` by SHA-256 and no inline script at all: the script is
+shared/agentmem/local/static/wall.js, allowed as 'self' (tests/unit/test_wall_proxy.py checks both).
 """
 
 from __future__ import annotations
@@ -23,11 +23,10 @@ def inline_hash(page: str, tag: str) -> str:
 
 def main() -> None:
     page = WALL.read_text(encoding="utf-8")
-    for tag, directive in (("script", "script-src"), ("style", "style-src")):
-        wanted = f"{directive} '{inline_hash(page, tag)}'"
-        page = re.sub(rf"{directive} 'sha256-[A-Za-z0-9+/=]+'", wanted, page, count=1)
+    wanted = f"style-src '{inline_hash(page, 'style')}'"
+    page = re.sub(r"style-src 'sha256-[A-Za-z0-9+/=]+'", wanted, page, count=1)
     WALL.write_text(page, encoding="utf-8")
-    print(f"{WALL.name}: script-src '{inline_hash(page, 'script')}', style-src '{inline_hash(page, 'style')}'")
+    print(f"{WALL.name}: {wanted}")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from typing import Annotated, Any, Literal
 
 from agentmem.api.idempotency import append_turns_once, forget_turn_appends
@@ -19,14 +17,13 @@ from aws_lambda_powertools.event_handler.router import Router
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, ConfigDict, Field
 
+from functions.conversations import item_routes, profile_routes, user_routes
+
 MAX_TURN_CHARS = 32_000
 MAX_TURNS_PER_REQUEST = 50
 MAX_UNMASK_CHARS = 100_000
 # A turn's seq has 12 digits in DynamoDB's sort key.
 MAX_SEQ = 999_999_999_999
-PROFILE_ROUTES = "functions.conversations.profile_routes"
-ITEM_ROUTES = "functions.conversations.item_routes"
-USER_ROUTES = "functions.conversations.user_routes"
 
 router = Router()
 
@@ -227,19 +224,9 @@ def erase_user(userId: PathId) -> Response[Any]:
     return no_content()
 
 
-def _routers() -> list[Router]:
-    # The profile and facts routes live in their own module, served by this same function.
-    found = [router]
-    if importlib.util.find_spec(PROFILE_ROUTES) is not None:
-        found.append(importlib.import_module(PROFILE_ROUTES).router)
-    if importlib.util.find_spec(ITEM_ROUTES) is not None:
-        found.append(importlib.import_module(ITEM_ROUTES).router)
-    if importlib.util.find_spec(USER_ROUTES) is not None:
-        found.append(importlib.import_module(USER_ROUTES).router)
-    return found
-
-
-routers = _routers()
+# The profile and facts routes, the items' and the user-level ones live in modules of their own, served
+# by this same function.
+routers = [router, profile_routes.router, item_routes.router, user_routes.router]
 app = make_resolver(*routers)
 
 

@@ -31,33 +31,11 @@ INDEX_NAME = "agentmem-memories"
 COLLECTION_ENDPOINT = f"https://abc123example.{REGION}.aoss.amazonaws.com"
 VECTOR_DIMENSION = 16
 
-# The table's key schema as the CDK stack declares it. Written here once because
-# infra/template_schema.py (which reads it from the synthesised template) does not exist yet.
-TABLE_SCHEMA: dict[str, Any] = {
-    "AttributeDefinitions": [
-        {"AttributeName": name, "AttributeType": "S"} for name in ("pk", "sk", "gsi1pk", "gsi1sk")
-    ],
-    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-    "GlobalSecondaryIndexes": [
-        {
-            "IndexName": "gsi1",
-            "KeySchema": [
-                {"AttributeName": "gsi1pk", "KeyType": "HASH"},
-                {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
-            ],
-            "Projection": {"ProjectionType": "ALL"},
-        }
-    ],
-    "BillingMode": "PAY_PER_REQUEST",
-}
-
 
 def table_schema() -> dict[str, Any]:
-    """The CreateTable arguments (less the name): from the CDK template when infra can say, else TABLE_SCHEMA."""
-    try:
-        from infra.template_schema import table_key_schema_from_template  # type: ignore[import-not-found]
-    except ImportError:
-        return TABLE_SCHEMA
+    """The CreateTable arguments (less the name), read from the synthesised CDK template (cached by infra)."""
+    from infra.template_schema import table_key_schema_from_template
+
     return dict(table_key_schema_from_template())
 
 
@@ -153,7 +131,7 @@ def opensearch_index(aws_credentials: None, opensearch_server: FakeOpenSearchSer
 # Lexical index
 
 
-@pytest.fixture(params=["local", "opensearch"])
+@pytest.fixture(params=["local", pytest.param("opensearch", marks=pytest.mark.double)])
 def lexical_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     """LocalBm25Index, and OpenSearchLexicalIndex against the fake server (S3 Vectors has no keyword side)."""
     if request.param == "local":
@@ -204,7 +182,9 @@ def s3vectors_index(moto: None, s3vectors_query_server: FakeS3VectorsQuery) -> A
     return S3VectorsIndex(S3VECTORS_BUCKET, dimension=VECTOR_DIMENSION, client=client)
 
 
-@pytest.fixture(params=["local", "opensearch", "s3vectors"])
+# S3 Vectors: moto for everything but QueryVectors, which the double answers.
+@pytest.fixture(params=["local", pytest.param("opensearch", marks=pytest.mark.double),
+                        pytest.param("s3vectors", marks=pytest.mark.double)])
 def vector_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
     if request.param == "local":
         from agentmem.adapters.local.vector_index import LocalVectorIndex
@@ -310,7 +290,7 @@ TITAN_DOUBLE_LIMIT = "the Titan server double hashes trigrams; it is not a langu
 BEDROCK_TEST_DIMENSION = 256
 
 
-@pytest.fixture(params=["minilm", "bedrock-titan-double", "bedrock-moto"])
+@pytest.fixture(params=["minilm", pytest.param("bedrock-titan-double", marks=pytest.mark.double), "bedrock-moto"])
 def embedder_under_test(request: pytest.FixtureRequest) -> EmbedderUnderTest:
     if request.param == "minilm":
         return EmbedderUnderTest("minilm", request.getfixturevalue("minilm"))

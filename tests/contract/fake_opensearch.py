@@ -8,8 +8,8 @@ by executing what they ask over documents held in memory:
 - `POST [/{index}]/_bulk`: `index` (no `_id`: a VECTORSEARCH collection assigns
   ids and rejects custom ones) and `delete` actions;
 - `POST /{index}/_search`: a `knn` query (exact cosine over the stored
-  vectors, its `filter` applied before the top k are chosen, scored the way
-  faiss scores `innerproduct`), or a `bool` filter query with `sort` and
+  vectors, its `filter` applied before the top k are chosen, scored as OpenSearch
+  documents faiss' `innerproduct` score: vector_mapping.knn_score), or a `bool` filter query with `sort` and
   `search_after`; clauses `term`, `terms`, `range`, and `match` on a `text`
   field (in `must`), scored with Lucene's BM25 (k1 1.2, b 0.75, no (k1+1)
   numerator, as in Lucene 8+): idf from the document frequency over every
@@ -48,7 +48,7 @@ from urllib.parse import parse_qs, urlparse
 import numpy as np
 import requests
 import snowballstemmer
-from agentmem.adapters.aws.vector_mapping import SPACE_TYPE, VECTOR_FIELD, index_body
+from agentmem.adapters.aws.vector_mapping import VECTOR_FIELD, index_body, knn_score
 from requests.adapters import BaseAdapter
 from requests.structures import CaseInsensitiveDict
 
@@ -261,10 +261,8 @@ class FakeOpenSearchServer(BaseAdapter):
 
 
 def _score(query: np.ndarray, stored: np.ndarray) -> float:
-    """How faiss scores a match in the mapping's space type (`innerproduct`)."""
-    assert SPACE_TYPE == "innerproduct", "the fake scores innerproduct only"
-    ip = float(query @ stored)
-    return 1.0 + ip if ip >= 0 else 1.0 / (1.0 - ip)
+    """The documented score of a match in the mapping's space (vector_mapping.knn_score, cited there)."""
+    return knn_score(float(query @ stored))
 
 
 def _item_error(status: int, kind: str, reason: str) -> dict[str, Any]:

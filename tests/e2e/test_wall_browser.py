@@ -2,17 +2,18 @@
 
 Lessons are seeded through the real API (retrieve -> output -> feedback -> the worker indexes them),
 then the page is clicked through and every change is checked through the API. Screenshots go to
-test-artifacts/. Skipped, with the reason shown, when /usr/bin/chromium or Playwright is absent.
+test-artifacts/. Skipped, with the reason shown, when /usr/bin/chromium or Playwright is absent (a failure with
+CI=true: tests/ci_skips.py).
 """
 
 from __future__ import annotations
 
 import re
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -146,8 +147,11 @@ class PageErrors(list[str]):
     """Uncaught exceptions and Content-Security-Policy violations seen by a page."""
 
 
-def _open(browser: Any, url: str, viewport: dict[str, int]) -> tuple[Any, Any, PageErrors]:
+def _open(browser: Any, url: str, viewport: dict[str, int], *, clock: bool = False) -> tuple[Any, Any, PageErrors]:
     context = browser.new_context(viewport=viewport, reduced_motion="reduce")
+    if clock:
+        # The page's timers on Playwright's clock (running until a test pauses it), installed before any script runs.
+        context.clock.install()
     page = context.new_page()
     # Generous: on a loaded 2-core machine the page can take seconds to answer a click.
     page.set_default_timeout(15000)
@@ -160,9 +164,9 @@ def _open(browser: Any, url: str, viewport: dict[str, int]) -> tuple[Any, Any, P
 
 
 @contextmanager
-def opened(browser: Any, url: str, viewport: dict[str, int]) -> Iterator[Any]:
+def opened(browser: Any, url: str, viewport: dict[str, int], *, clock: bool = False) -> Iterator[Any]:
     """A page at `url`, closed afterwards; no uncaught exception or CSP violation may have happened on it."""
-    context, page, errors = _open(browser, url, viewport)
+    context, page, errors = _open(browser, url, viewport, clock=clock)
     try:
         yield page
     finally:
@@ -174,6 +178,15 @@ def opened(browser: Any, url: str, viewport: dict[str, int]) -> Iterator[Any]:
 def page(browser: Any, wall: Wall) -> Iterator[Any]:
     with opened(browser, f"{wall.url}/wall", DESKTOP) as page:
         page.wait_for_selector("li[data-memory-id]")
+        yield page
+
+
+@pytest.fixture
+def clocked_page(browser: Any, wall: Wall) -> Iterator[Any]:
+    """The wall loaded with time flowing, then its clock paused: a test moves the page's time on itself."""
+    with opened(browser, f"{wall.url}/wall", DESKTOP, clock=True) as page:
+        page.wait_for_selector("li[data-memory-id]")
+        page.clock.pause_at(datetime.now() + timedelta(seconds=1))
         yield page
 
 
@@ -279,7 +292,8 @@ def test_mark_important_then_neutral_is_stored_through_the_api(page, wall):
     assert wall.memory("auditor", PASSIVE).importance == 1.0
 
 
-def test_delete_hides_at_once_undo_keeps_the_lesson_and_a_closed_window_deletes_it(page, wall):
+def test_delete_hides_at_once_undo_keeps_the_lesson_and_a_closed_window_deletes_it(clocked_page, wall):
+    page = clocked_page
     undo_card, gone_card = lesson(page, wall, UNDO_ME), lesson(page, wall, DELETE_ME)
     undo_card.get_by_role("button", name="Delete lesson").click()
     expect(undo_card).to_be_hidden()
@@ -287,13 +301,14 @@ def test_delete_hides_at_once_undo_keeps_the_lesson_and_a_closed_window_deletes_
     expect(undo_card).to_be_visible()
 
     gone_card.get_by_role("button", name="Delete lesson").click()
-    started = time.monotonic()
     expect(gone_card).to_be_hidden()
     shoot(page, "desktop-undo-window")
-    # Nothing is sent while the undo window is open.
+    # Nothing is sent while the 5-second undo window is open, to its last moment.
+    page.clock.run_for(4_900)
     assert wall.memory("auditor", DELETE_ME) is not None
-    page.wait_for_selector(f"li[data-memory-id='{wall.ids[DELETE_ME]}']", state="detached", timeout=8000)
-    assert time.monotonic() - started >= 4.5
+    expect(gone_card).to_be_attached()
+    page.clock.run_for(200)
+    page.wait_for_selector(f"li[data-memory-id='{wall.ids[DELETE_ME]}']", state="detached")
     assert wall.memory("auditor", DELETE_ME) is None
     assert wall.memory("auditor", UNDO_ME) is not None
     assert page.locator(".toast").count() == 0

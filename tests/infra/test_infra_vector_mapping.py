@@ -7,8 +7,9 @@ import pytest
 from agentmem.adapters.aws.vector_mapping import (
     KEYWORD_FIELDS,
     VECTOR_FIELD,
+    cosine_from_score,
     index_body,
-    similarity_from_score,
+    knn_score,
 )
 
 
@@ -54,20 +55,30 @@ def test_a_non_integer_dimension_is_refused() -> None:
         index_body(True)
 
 
-def faiss_innerproduct_score(inner_product: float) -> float:
-    # How OpenSearch's faiss engine scores `innerproduct` (the k-NN plugin's documented formula).
-    return 1 + inner_product if inner_product >= 0 else 1 / (1 - inner_product)
+# The documented score (OpenSearch "Spaces", `innerproduct`, Faiss: d = -(x . y); 1 / (1 + d) when
+# d >= 0, -d + 1 when d < 0), worked by hand for these inner products: the numbers, not a second copy.
+DOCUMENTED_SCORES = [(1.0, 2.0), (0.5, 1.5), (0.2, 1.2), (0.0, 1.0), (-0.25, 0.8), (-0.5, 2 / 3), (-1.0, 0.5)]
 
 
-def test_similarity_from_score_recovers_the_cosine_of_unit_vectors() -> None:
+@pytest.mark.parametrize(("inner_product", "score"), DOCUMENTED_SCORES)
+def test_knn_score_is_the_documented_faiss_innerproduct_score(inner_product: float, score: float) -> None:
+    assert knn_score(inner_product) == pytest.approx(score, abs=1e-12)
+
+
+@pytest.mark.parametrize(("inner_product", "score"), DOCUMENTED_SCORES)
+def test_cosine_from_score_inverts_the_documented_score(inner_product: float, score: float) -> None:
+    assert cosine_from_score(score) == pytest.approx(inner_product, abs=1e-12)
+
+
+def test_cosine_from_score_recovers_the_cosine_of_unit_vectors() -> None:
     rng = np.random.default_rng(7)
     for _ in range(200):
         a, b = rng.normal(size=(2, 64))
         a, b = a / np.linalg.norm(a), b / np.linalg.norm(b)
         cosine = float(a @ b)
-        assert similarity_from_score(faiss_innerproduct_score(cosine)) == pytest.approx(cosine, abs=1e-12)
+        assert cosine_from_score(knn_score(cosine)) == pytest.approx(cosine, abs=1e-12)
 
 
 def test_a_score_of_zero_or_less_is_not_an_innerproduct_score() -> None:
     with pytest.raises(ValueError):
-        similarity_from_score(0.0)
+        cosine_from_score(0.0)

@@ -3,7 +3,6 @@ whole contract end to end against the local app (`agentmem serve`'s server, same
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import socket
 import threading
@@ -40,7 +39,6 @@ from agentmem.local.server import create_app, make_http_server
 from botocore.stub import Stubber
 from botocore.validate import ParamValidator
 
-ROOT = Path(__file__).resolve().parents[2]
 AUDIT = "Audit this outdoor gear article for brand voice: our trail magic moments make every hike special."
 SIMILAR = "Audit this hiking article for brand voice: trail magic moments keep every hike special."
 COMMENT = "'Trail magic' is our brand's own idiom, used on purpose. Do not flag it."
@@ -178,12 +176,12 @@ def test_a_409_with_retry_after_for_a_key_in_progress_is_retried_and_gets_the_fi
         Answer(409, error_body("conflict", "still being processed"), {"Retry-After": "1"}),
         Answer(202, receipt),
     ])
-    started = time.monotonic()
-    answer = MemoryClient(server.url, backoff=0.01, max_backoff=2.0, retries=3).feedback(
+    slept: list[float] = []
+    answer = MemoryClient(server.url, backoff=0.01, max_backoff=2.0, retries=3, sleep=slept.append).feedback(
         "auditor", "run-1", "up", idempotency_key="k-1")
     assert answer.feedback_id == "fb" and len(server.requests) == 2
     assert server.requests[0].headers["idempotency-key"] == server.requests[1].headers["idempotency-key"] == "k-1"
-    assert time.monotonic() - started >= 1.0  # waited what Retry-After said
+    assert slept == [1.0]  # waited what Retry-After said
 
 
 def test_a_409_without_retry_after_is_final(scripted):
@@ -247,21 +245,20 @@ def test_a_read_timeout_is_retried_for_a_get_but_not_for_a_post(scripted):
     assert len(server.requests) == 2
 
     server = scripted([Answer(201, {"runId": "r"}, delay=0.6), Answer(201, {"runId": "r2"})])
-    started = time.monotonic()
+    slept: list[float] = []
     with pytest.raises(TransportError, match="no answer"):
-        fast_client(server.url, timeout=(1.0, 0.2)).record_run("auditor", "in", "out")
-    assert time.monotonic() - started < 0.55
-    assert len(server.requests) == 1
+        fast_client(server.url, timeout=(1.0, 0.2), sleep=slept.append).record_run("auditor", "in", "out")
+    assert slept == [] and len(server.requests) == 1  # given up at the read timeout, no backoff, no second send
 
 
 def test_a_refused_connection_is_retried_then_reported(scripted):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    started = time.monotonic()
+    slept: list[float] = []
     with pytest.raises(TransportError, match="could not connect"):
-        fast_client(f"http://127.0.0.1:{port}", retries=2).health()
-    assert time.monotonic() - started < 2
+        fast_client(f"http://127.0.0.1:{port}", retries=2, sleep=slept.append).health()
+    assert len(slept) == 2 and all(0 <= s <= 0.05 for s in slept)  # two retries, each within max_backoff
 
 
 def test_connections_are_kept_alive_and_reopened_when_the_server_dropped_one(scripted):
@@ -339,7 +336,7 @@ def test_a_success_that_is_not_the_contracts_json_is_an_unexpected_response(scri
         client.record_run("auditor", "in", "out")
 
 
-# -- users' routes against recorded answers --------------------------------------------------------
+# -- users' routes against synthetic answers (hand-written in the contract's shapes) ----------------
 
 TURN_1 = {
     "seq": 1,
@@ -660,13 +657,6 @@ def test_converse_request_splits_system_and_keeps_roles_alternating():
     }
 
 
-CONVERSATIONS_SERVED = (ROOT / "functions" / "conversations" / "handler.py").exists()
-PROFILES_SERVED = (
-    importlib.util.find_spec("functions.conversations.profile_routes") is not None if CONVERSATIONS_SERVED else False
-)
-
-
-@pytest.mark.skipif(not CONVERSATIONS_SERVED, reason="functions/conversations/handler.py is not built yet")
 def test_turns_are_masked_unmasked_for_their_user_only_and_erased(served):
     client = served.client
     stored = client.append_turns(
@@ -695,7 +685,6 @@ def test_turns_are_masked_unmasked_for_their_user_only_and_erased(served):
     assert caught.value.fields
 
 
-@pytest.mark.skipif(not PROFILES_SERVED, reason="functions/conversations/profile_routes.py is not built yet")
 def test_profiles_and_facts_end_to_end_edit_restore_delete_and_erase(served):
     # The employer is followed through consolidation and edits, so names are left to the structured
     # rules here: the local name detector would mask "Acme" (tests/unit/test_presidio_pii.py).

@@ -260,18 +260,16 @@ def test_killing_the_server_between_feedback_and_indexing_loses_nothing(tmp_path
         second.close()
 
 
-def test_the_background_worker_indexes_feedback_without_help(tmp_path, embedder):
-    import time
+def test_the_background_worker_indexes_feedback_without_help(tmp_path, embedder, monkeypatch):
+    from tests.integration.indexer_watch import after_indexing, watch_indexer
 
+    indexed = watch_indexer(monkeypatch)
     app = create_app(tmp_path, ports={"embedder": embedder}, enabled_agents=["auditor"])
     try:
         call = LocalCaller(app)
         _, receipt = run_with_feedback(call, app)
-        deadline = time.monotonic() + 10
-        lessons = []
-        while time.monotonic() < deadline and not lessons:
-            lessons = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]["lessons"]
-            time.sleep(0.05)
+        lessons = after_indexing(
+            indexed, lambda: call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]["lessons"])
         assert [x["memoryId"] for x in lessons] == [receipt["memoryId"]]
     finally:
         app.close()

@@ -52,6 +52,9 @@ from tests.contract.conftest import COLLECTION_ENDPOINT, INDEX_NAME, REGION, aws
 from tests.contract.fake_bedrock import _response
 from tests.contract.fake_opensearch import FakeOpenSearchServer
 
+# The vector index is tests/contract/fake_opensearch.py and Titan a handler written here: doubles of ours.
+pytestmark = pytest.mark.double
+
 TENANT = "acme"
 TABLE = "agentmem-acme"
 KEY_TABLE = "agentmem-acme-keys"

@@ -3,7 +3,7 @@ and the sweep indexes lessons whose event was lost."""
 
 from __future__ import annotations
 
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from agentmem.local.server import create_app
 from agentmem.local.worker import EventWorker
 from agentmem.ports.events import DomainEvent
 
+from tests.integration.indexer_watch import GIVE_UP_SECONDS, after_indexing, watch_indexer
 from tests.integration.local_client import LocalCaller
 
 AUDIT = "Audit this outdoor gear article for brand voice: our trail magic moments make every hike special."
@@ -33,17 +34,22 @@ def lesson_status(call: LocalCaller, memory_id: str) -> str | None:
     return next((m.get("status") for m in items if m["memoryId"] == memory_id), None)
 
 
-def wait_for_lesson(call: LocalCaller, memory_id: str, timeout: float) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < timeout:
-        lessons = call("POST", "/v1/agents/auditor/retrieve", {"input": AUDIT})[1]["lessons"]
-        if memory_id in [lesson["memoryId"] for lesson in lessons]:
-            return time.monotonic() - started
-        time.sleep(0.05)
-    raise AssertionError(f"lesson {memory_id} not retrievable within {timeout} s")
+def retrievable(call: LocalCaller, memory_id: str) -> bool:
+    lessons = call("POST", "/v1/agents/auditor/retrieve", {"input": AUDIT})[1]["lessons"]
+    return memory_id in [lesson["memoryId"] for lesson in lessons]
 
 
-def test_a_consolidation_that_hangs_does_not_delay_indexing(tmp_path: Path, minilm: Any):
+def test_a_consolidation_that_hangs_does_not_delay_indexing(tmp_path: Path, minilm: Any, monkeypatch):
+    consolidating = threading.Event()  # the consolidate delivery has begun (and waits for its environment)
+    load_handler = lambda_runtime.load_handler
+
+    def observed(function_name: str, environment: int = 0) -> Any:
+        if function_name == "consolidate":
+            consolidating.set()
+        return load_handler(function_name, environment)
+
+    monkeypatch.setattr(lambda_runtime, "load_handler", observed)
+    indexed = watch_indexer(monkeypatch)  # wraps `observed`
     app = create_app(tmp_path, ports={"embedder": minilm}, enabled_agents=["auditor"])
     call = LocalCaller(app)
     # The consolidate function's execution environment is busy (held here) for as long as the test runs.
@@ -53,12 +59,12 @@ def test_a_consolidation_that_hangs_does_not_delay_indexing(tmp_path: Path, mini
         status, _ = call("POST", "/v1/users/u1/threads/t1/turns",
                          {"turns": [{"role": "user", "content": "I prefer metric units."}]})
         assert status == 201
-        time.sleep(0.2)  # the consolidate delivery has started and waits for its environment
+        assert consolidating.wait(GIVE_UP_SECONDS)
         assert app.worker.bus.next_due_for("consolidate") == 0.0
         memory_id = feedback(call)
-        # Held for good: with one delivery for all consumers the lesson would wait forever. The bound
-        # is generous for a loaded machine; the speed itself is measured by benchmarks/load_and_crash.py.
-        wait_for_lesson(call, memory_id, timeout=30)
+        # Held for good: with one delivery for all consumers the indexer would never run again.
+        # Checked after each indexer invocation (the turns' indexing may come first).
+        after_indexing(indexed, lambda: retrievable(call, memory_id))
     finally:
         busy.release()
         app.close()
@@ -101,16 +107,33 @@ def test_the_sweep_indexes_a_lesson_whose_event_was_lost(tmp_path: Path, minilm:
         for event in bus.due():
             bus.ack(event.event_id)  # the event is lost: nothing will deliver it
         assert lesson_status(call, memory_id) == "pending"
-        sweeper = EventWorker(bus, sweep=lambda: app.services.memory.index_pending(older_than_seconds=0),
-                              sweep_interval=0.1)
+        swept = threading.Event()
+
+        def sweep() -> int:
+            count = app.services.memory.index_pending(older_than_seconds=0)
+            if count:
+                swept.set()
+            return count
+
+        sweeper = EventWorker(bus, sweep=sweep, sweep_interval=0.1)
         sweeper.start()
         try:
-            wait_for_lesson(call, memory_id, timeout=30)
+            assert swept.wait(GIVE_UP_SECONDS), "the sweep never indexed the lesson"
         finally:
             sweeper.stop()
-        assert lesson_status(call, memory_id) == "indexed"
+        assert lesson_status(call, memory_id) == "indexed" and retrievable(call, memory_id)
     finally:
         app.close()
+
+
+class Clock:
+    """The bus's time, moved on by the test."""
+
+    def __init__(self) -> None:
+        self.now = 1_750_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
 
 
 class CountingEmbedder:
@@ -173,8 +196,11 @@ def test_a_batch_whose_embedder_is_down_comes_back_whole_and_is_indexed_when_it_
             return super().embed(texts)
 
     embedder = Flaky(minilm)
-    app = create_app(tmp_path, start_worker=False, ports={"embedder": embedder}, enabled_agents=["auditor"])
-    app.worker.base_delay = 0.2  # the first retry is due 0.2 s after the failure
+    clock = Clock()
+    bus = SqliteEventBus(tmp_path / "events.db", clock=clock)
+    app = create_app(tmp_path, start_worker=False, ports={"embedder": embedder, "bus": bus},
+                     enabled_agents=["auditor"])
+    app.worker.base_delay = 0.2  # the first retry is due 0.2 s (of the bus's clock) after the failure
     call = LocalCaller(app)
     try:
         lessons = []
@@ -186,7 +212,7 @@ def test_a_batch_whose_embedder_is_down_comes_back_whole_and_is_indexed_when_it_
         assert {lesson_status(call, m) for m in lessons} == {"pending"}
         assert app.worker.bus.counts() == {"pending": 3}
         embedder.down = False
-        time.sleep(0.25)
+        clock.now += 0.25
         assert app.worker.drain() == 3
         assert embedder.calls == [2 * 3]  # one call: each digest and its comment
         assert {lesson_status(call, m) for m in lessons} == {"indexed"}

@@ -214,10 +214,10 @@ def test_a_body_that_stalls_is_cut_off_with_408_and_nothing_is_processed(server,
     body = json.dumps({"turns": [{"role": "user", "content": "a slow client"}]}).encode()
     head = (b"POST /v1/users/slow-body/threads/t/turns HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % (len(body) + 50))
-    started = time.monotonic()
+    # Were it not cut off, the exchange would end at its own read timeout with no answer, not a 408.
     status, headers, error = split_raw(raw_exchange(server[1], head + body, read_timeout=5))
     assert status == 408 and contract_error(error)["code"] == "request_timeout"
-    assert headers.get("connection") == "close" and time.monotonic() - started < 4
+    assert headers.get("connection") == "close"
     assert turn_count(server[1], "slow-body", "t") == 0
 
 

@@ -7,7 +7,7 @@ import json
 import os
 import subprocess
 import sys
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,7 @@ from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
 from tests.conftest import EVENTS
+from tests.integration.indexer_watch import GIVE_UP_SECONDS, watch_functions
 from tests.integration.serve_process import agentmem_serve
 
 AGENT = "brand-auditor"
@@ -34,7 +35,13 @@ TOOL_NAMES = {spec.name for spec in TOOLS}
 
 
 @pytest.fixture
-def local(tmp_path: Path, minilm) -> Iterator[MemoryClient]:
+def consumed(monkeypatch: pytest.MonkeyPatch) -> threading.Semaphore:
+    """Released after each run of the indexer or the consolidate function (watched before the app starts)."""
+    return watch_functions(monkeypatch, "indexer", "consolidate")
+
+
+@pytest.fixture
+def local(tmp_path: Path, minilm, consumed) -> Iterator[MemoryClient]:
     app = create_app(tmp_path, start_worker=True, ports={"embedder": minilm}, enabled_agents=[AGENT])
     client = MemoryClient("http://agentmem.local", transport=InProcessTransport(app))
     yield client
@@ -54,13 +61,14 @@ def payload(result: Any) -> Any:
     return json.loads(result.content[0].text)
 
 
-async def eventually(probe: Any, timeout: float = 15.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
+async def eventually(probe: Any, consumed: threading.Semaphore, invocations: int = 20) -> Any:
+    """`probe()` again after each consumer invocation until it answers (its last answer when none did)."""
+    value = await probe()
+    for _ in range(invocations):
+        if value or not await anyio.to_thread.run_sync(lambda: consumed.acquire(timeout=GIVE_UP_SECONDS)):
+            break
         value = await probe()
-        if value or time.monotonic() > deadline:
-            return value
-        await anyio.sleep(0.1)
+    return value
 
 
 def test_tools_list_names_every_tool_with_the_schema_of_its_request_model(local):
@@ -96,7 +104,7 @@ def test_the_list_runs_schema_accepts_what_the_runs_route_does(local):
     assert cursor["maxLength"] == route_cursor["maxLength"]
 
 
-def test_every_tool_works_in_process_and_feedback_becomes_a_lesson_of_the_next_run(local):
+def test_every_tool_works_in_process_and_feedback_becomes_a_lesson_of_the_next_run(local, consumed):
     async def steps(c: Client) -> None:
         first = payload(await c.call_tool("retrieve_memory", {"input": TASK, "threadId": "t-1"}))
         assert first["memory"] == "enabled" and first["lessons"] == []
@@ -109,7 +117,7 @@ def test_every_tool_works_in_process_and_feedback_becomes_a_lesson_of_the_next_r
             items = payload(await c.call_tool("list_lessons", {}))["items"]
             return items if items and all(x.get("status") != "pending" for x in items) else []
 
-        (lesson,) = await eventually(lessons)
+        (lesson,) = await eventually(lessons, consumed)
         assert lesson["comment"] == COMMENT
         other = payload(await c.call_tool("record_run", {"input": "Audit the autumn intro", "output": "ok"}))["runId"]
         down = payload(await c.call_tool("list_runs", {"feedback": "down"}))["items"]
@@ -141,7 +149,7 @@ def test_every_tool_works_in_process_and_feedback_becomes_a_lesson_of_the_next_r
             return str(payload(await c.call_tool("unmask", {"text": text}))["text"])
 
         # The place may be masked (the local detector finds places): the user's own unmask restores it.
-        found = [f for f in await eventually(facts) if "Lisbon" in await unmasked(f["text"])]
+        found = [f for f in await eventually(facts, consumed) if "Lisbon" in await unmasked(f["text"])]
         fact = found[0]
         assert payload(await c.call_tool("delete_fact", {"factId": fact["factId"]}))["status"] == "deleted"
         assert fact["factId"] not in {f["factId"] for f in payload(await c.call_tool("list_facts", {}))["items"]}
@@ -150,7 +158,7 @@ def test_every_tool_works_in_process_and_feedback_becomes_a_lesson_of_the_next_r
             current = payload(await c.call_tool("get_profile", {}))
             return current if current["version"] >= 1 else None
 
-        profile = await eventually(consolidated)
+        profile = await eventually(consolidated, consumed)
         body = "".join(f"## {name}\n" + ("- Lives in Porto\n" if i == 0 else "") for i, name in enumerate(SECTIONS))
         edited = payload(await c.call_tool("edit_profile", {"markdown": body, "version": profile["version"]}))
         assert edited["version"] == profile["version"] + 1 and "Lives in Porto" in await unmasked(edited["markdown"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
-import time
+import threading
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,8 @@ from agentmem.integrations.strands import RUN_ID_STATE_KEY, AgentMemPlugin
 from agentmem.local.server import create_app
 from strands import Agent
 from strands.models.model import Model
+
+from tests.integration.indexer_watch import after_indexing, watch_indexer
 
 AGENT = "brand-auditor"
 AUDIT = "Audit the spring catalogue intro: 'Trail magic happens on every hike.'"
@@ -60,21 +62,21 @@ class ScriptedModel(Model):
 
 
 @pytest.fixture
-def memory(tmp_path: Path, minilm) -> Iterator[MemoryClient]:
+def indexed(monkeypatch: pytest.MonkeyPatch) -> threading.Semaphore:
+    """Released after each run of the background indexer (watched before the app starts)."""
+    return watch_indexer(monkeypatch)
+
+
+@pytest.fixture
+def memory(tmp_path: Path, minilm, indexed) -> Iterator[MemoryClient]:
     app = create_app(tmp_path, start_worker=True, ports={"embedder": minilm}, enabled_agents=[AGENT])
     client = MemoryClient("http://agentmem.local", transport=InProcessTransport(app))
     yield client
     client.close()
 
 
-def wait_for_lesson(memory: MemoryClient, text: str) -> list[Any]:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        lessons = memory.retrieve(AGENT, text).lessons
-        if lessons:
-            return lessons
-        time.sleep(0.1)
-    raise AssertionError("the lesson was never retrievable")
+def wait_for_lesson(memory: MemoryClient, indexed: threading.Semaphore, text: str) -> list[Any]:
+    return list(after_indexing(indexed, lambda: memory.retrieve(AGENT, text).lessons))
 
 
 def all_text(call: dict[str, Any]) -> str:
@@ -82,7 +84,7 @@ def all_text(call: dict[str, Any]) -> str:
     return "\n".join([call["system"] or "", *texts])
 
 
-def test_a_lesson_given_as_feedback_on_one_run_is_in_the_messages_of_the_next_similar_run(memory):
+def test_a_lesson_given_as_feedback_on_one_run_is_in_the_messages_of_the_next_similar_run(memory, indexed):
     model = ScriptedModel([{"text": "FLAG: 'Trail magic' (cliche)"}, {"text": "No flags."}])
     plugin = AgentMemPlugin(memory, AGENT)
     agent = Agent(model=model, system_prompt=SYSTEM, plugins=[plugin], callback_handler=None)
@@ -94,7 +96,7 @@ def test_a_lesson_given_as_feedback_on_one_run_is_in_the_messages_of_the_next_si
     assert "Lessons from past runs" not in all_text(model.calls[0])
 
     plugin.feedback("down", COMMENT)
-    wait_for_lesson(memory, SIMILAR)
+    wait_for_lesson(memory, indexed, SIMILAR)
     agent(SIMILAR)
     second = model.calls[1]
     assert second["system"].startswith("## Lessons from past runs") and COMMENT in second["system"]
@@ -104,7 +106,7 @@ def test_a_lesson_given_as_feedback_on_one_run_is_in_the_messages_of_the_next_si
     assert memory.get_run(AGENT, plugin.run_id).injected_memory_ids
 
 
-def test_the_feedback_tool_rates_the_previous_answer_and_the_next_run_gets_the_lesson(memory):
+def test_the_feedback_tool_rates_the_previous_answer_and_the_next_run_gets_the_lesson(memory, indexed):
     model = ScriptedModel([
         {"text": "FLAG: 'Trail magic' (cliche)"},
         {"tool": "agentmem_feedback", "input": {"rating": "down", "comment": COMMENT}},
@@ -121,7 +123,7 @@ def test_the_feedback_tool_rates_the_previous_answer_and_the_next_run_gets_the_l
     feedback = memory.get_run(AGENT, audited).feedback
     assert [(f.rating, f.comment) for f in feedback] == [("down", COMMENT)]
 
-    wait_for_lesson(memory, SIMILAR)
+    wait_for_lesson(memory, indexed, SIMILAR)
     Agent(model=model, plugins=[AgentMemPlugin(memory, AGENT)], callback_handler=None)(SIMILAR)
     assert COMMENT in model.calls[-1]["system"]
 

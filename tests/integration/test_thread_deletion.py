@@ -28,7 +28,7 @@ EXCHANGES = {
 }
 
 
-@pytest.fixture(params=["local", "moto"])
+@pytest.fixture(params=["local", pytest.param("moto", marks=pytest.mark.double)])  # moto + the OpenSearch double
 def services(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Services]:
     if request.param == "local":
         with local_services(tmp_path / "data") as built:

@@ -39,6 +39,9 @@ from tests.contract.fake_opensearch import FakeOpenSearchServer
 from tests.integration.local_client import LocalCaller
 from tests.llm_doubles import RecordingModel
 
+# The vector index is tests/contract/fake_opensearch.py, a double written here.
+pytestmark = pytest.mark.double
+
 BUS = "agentmem-acme"
 USER = "ana"
 EMAIL = "ana.lopez@example.com"

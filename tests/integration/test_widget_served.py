@@ -1,4 +1,5 @@
-"""The feedback widget's file at its stable, versioned path: from `agentmem serve` and from `agentmem wall`'s proxy."""
+"""The feedback widget's file at its stable, versioned path, and the wall's script: from `agentmem serve` and from
+`agentmem wall`'s proxy."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 from agentmem.client.signing import SigV4Signer
 from agentmem.local.server import create_app
-from agentmem.local.static_files import WIDGET_PATH, widget_script
+from agentmem.local.static_files import WALL_SCRIPT_PATH, WIDGET_PATH, wall_script, widget_script
 from agentmem.local.wall_proxy import WallProxy
 from botocore.credentials import Credentials
 
@@ -118,3 +119,20 @@ def test_the_wall_proxys_page_and_widget_cannot_be_framed_either(tmp_path: Path)
         lowered = {k.lower(): v for k, v in headers.items()}
         assert status == 200 and lowered["content-security-policy"] == "frame-ancestors 'none'"
         assert lowered["x-frame-options"] == "DENY"
+
+
+def test_the_walls_script_is_served_as_javascript_and_revalidated_on_every_load(served):
+    status, headers, body = get(served, path=WALL_SCRIPT_PATH)
+    assert status == 200 and body == wall_script()
+    assert headers["content-type"].startswith("text/javascript")
+    assert headers["cache-control"] == "no-cache" and "etag" in headers
+    status, _, body = get(served, path=WALL_SCRIPT_PATH, headers={"If-None-Match": headers["etag"]})
+    assert status == 304 and body == b""
+
+
+def test_the_wall_proxy_serves_the_walls_script_without_a_token():
+    proxy = WallProxy("https://abc.execute-api.eu-west-1.amazonaws.com/v1",
+                      SigV4Signer("eu-west-1", Credentials("AKIDEXAMPLE", "secret")))
+    status, headers, body = proxy.handle("GET", WALL_SCRIPT_PATH, {}, b"")
+    assert status == 200 and body == wall_script()
+    assert headers["Content-Type"].startswith("text/javascript") and headers["cache-control"] == "no-cache"

@@ -7,7 +7,6 @@ language model is chosen by the test (the offline rules, or a scripted answer).
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -259,14 +258,23 @@ def test_a_rewrite_over_the_budget_is_stored_cut_to_the_budget(make_world):
 
 def test_concurrent_consolidations_of_one_user_lose_no_update(make_world):
     offline = OfflineRuleModel()
+    skills = ["Python", "Rust", "Haskell", "Erlang", "Fortran", "Julia"]
+    # The first rewrite of each consolidation waits for all of them: every one has read the same
+    # version before any writes, so all but one must detect the conflict and retry.
+    first_rewrites = threading.Barrier(len(skills))
+    rewrites = {"count": 0}
+    lock = threading.Lock()
 
-    def slow(system: str, user: str) -> str:
-        # A model takes a while: long enough for every consolidation to read the same version first.
-        time.sleep(0.05)
+    def model(system: str, user: str) -> str:
+        if "rewrite-profile" in system:
+            with lock:
+                rewrites["count"] += 1
+                first_round = rewrites["count"] <= len(skills)
+            if first_round:
+                first_rewrites.wait(timeout=60)
         return offline.complete(system, [{"role": "user", "content": user}], max_tokens=100)
 
-    world = make_world(ScriptedModel(slow))
-    skills = ["Python", "Rust", "Haskell", "Erlang", "Fortran", "Julia"]
+    world = make_world(ScriptedModel(model))
     seqs = {skill: world.say("ana", f"t-{skill}", ("user", f"I know {skill}.")) for skill in skills}
     barrier = threading.Barrier(len(skills))
     results: dict[str, Any] = {}

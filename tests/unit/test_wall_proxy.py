@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from agentmem.client.signing import SigV4Signer
+from agentmem.local.static_files import WALL_SCRIPT_PATH, wall_script
 from agentmem.local.wall_proxy import NotLoopback, WallProxy, ensure_loopback, make_proxy_server, wall_page, wall_url
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -291,18 +292,26 @@ def test_each_proxy_gets_its_own_unguessable_token():
 
 
 def test_the_wall_page_runs_under_its_own_content_security_policy():
-    """The page allows only its own inline script and style by hash: an edit must update the hashes."""
+    """Script only from the server's own files, none inline; the inline style by hash (an edit updates it)."""
     page = wall_page().decode("utf-8")
     policy = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', page).group(1)
-    for tag, directive in (("script", "script-src"), ("style", "style-src")):
-        [inline] = re.findall(rf"<{tag}>(.*?)</{tag}>", page, re.S)
-        expected = "sha256-" + base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
-        assert f"{directive} '{expected}'" in policy, f"set {directive} '{expected}' in wall.html's CSP"
-    assert "default-src 'none'" in policy and "connect-src 'self'" in policy
+    directives = dict(d.strip().split(" ", 1) for d in policy.split(";"))
+    assert directives["script-src"] == "'self'"
+    assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", page), "inline script: move it to static/wall.js"
+    assert not re.search(r"<[^>]+\son[a-z]+=", page), "inline event handler: attach it in static/wall.js"
+    [inline] = re.findall(r"<style>(.*?)</style>", page, re.S)
+    expected = "sha256-" + base64.b64encode(hashlib.sha256(inline.encode()).digest()).decode()
+    assert directives["style-src"] == f"'{expected}'", f"set style-src '{expected}' in wall.html's CSP"
+    assert directives["default-src"] == "'none'" and directives["connect-src"] == "'self'"
+
+
+def test_the_wall_page_loads_its_script_from_static():
+    page = wall_page().decode("utf-8")
+    assert f'<script src="{WALL_SCRIPT_PATH}"></script>' in page
 
 
 def test_the_page_never_writes_api_text_as_html():
-    page = wall_page().decode("utf-8")
+    page = wall_page().decode("utf-8") + wall_script().decode("utf-8")
     assert not re.search(r"\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write", page)
 
 

@@ -204,13 +204,20 @@ def _eval_file(path: Path | None, name: str) -> Path:
 @click.option("--detector", type=click.Choice(["local", "regex"]), default="local", show_default=True,
               help="The local backend's full detector (structured rules and Presidio over spaCy), or the "
                    "structured rules alone.")
+@click.option("--min-precision", "min_precision", multiple=True, metavar="TYPE=FRACTION",
+              help="Fail (exit 1) when TYPE's precision on the whole file is below FRACTION; TYPE `overall` "
+                   "pools every type. Repeatable.")
+@click.option("--min-recall", "min_recall", multiple=True, metavar="TYPE=FRACTION",
+              help="Fail (exit 1) when TYPE's recall on the whole file is below FRACTION. Repeatable.")
 @verbose_option
-def eval_pii(path: Path | None, as_json: bool, split: bool, detector: str, verbose: bool) -> None:
+def eval_pii(path: Path | None, as_json: bool, split: bool, detector: str,
+             min_precision: tuple[str, ...], min_recall: tuple[str, ...], verbose: bool) -> None:
     """Precision and recall per entity type of the local PII detector on a Presidio-format file.
 
     PATH is a JSON list of {"full_text", "spans": [{"entity_type", "start_position", "end_position"}]};
     without it, pii-dev.json in $AGENTMEM_EVAL_DIR, else ../shared/eval/ (beside the clone, as in CI).
     Each type with a target is marked met or MISSED; gold DOMAIN_NAME is scored as URL and GPE as LOCATION.
+    With --min-precision / --min-recall it is a quality gate.
     """
     import json
 
@@ -218,8 +225,14 @@ def eval_pii(path: Path | None, as_json: bool, split: bool, detector: str, verbo
     path = _eval_file(path, "pii-dev.json")
 
     from agentmem.adapters.local.pii_regex import RegexPiiDetector
+    from agentmem.eval.floors import parse_floor, pii_shortfalls
     from agentmem.eval.pii import TARGETS, evaluate_detector, format_table, load_records, split_records
 
+    try:
+        precision_floors = dict(parse_floor(text) for text in min_precision)
+        recall_floors = dict(parse_floor(text) for text in min_recall)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
     try:
         records = load_records(path)
     except (ValueError, OSError) as exc:
@@ -239,12 +252,22 @@ def eval_pii(path: Path | None, as_json: bool, split: bool, detector: str, verbo
             results[name] = evaluate_detector(chosen, bar)
     if as_json:
         click.echo(json.dumps(results["all"] if not split else results, indent=2))
-        return
-    for name, result in results.items():
-        if split:
-            click.echo(f"\n{name} ({len(parts[name])} records)")
-        click.echo(format_table(result, TARGETS))
-    click.echo("(gold DOMAIN_NAME is scored as URL, GPE as LOCATION)")
+    else:
+        for name, result in results.items():
+            if split:
+                click.echo(f"\n{name} ({len(parts[name])} records)")
+            click.echo(format_table(result, TARGETS))
+        click.echo("(gold DOMAIN_NAME is scored as URL, GPE as LOCATION)")
+    _judge_floors(pii_shortfalls(results["all"], precision_floors, recall_floors),
+                  len(precision_floors) + len(recall_floors))
+
+
+def _judge_floors(shortfalls: list[str], floors: int) -> None:
+    """After an eval's table: exit 1 naming every figure below its floor (on stderr, so --json stays JSON)."""
+    if shortfalls:
+        raise click.ClickException("below the floor: " + "; ".join(shortfalls))
+    if floors:
+        click.echo(f"all {floors} floors met", err=True)
 
 
 @cli.command()
@@ -316,9 +339,12 @@ def _demo_llm(kind: str):  # type: ignore[no-untyped-def]
               help="Measure the turn search library alone (no API, no masking, no retrieve), for comparison.")
 @click.option("--retriever", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True,
               help="With --library: the hybrid search, or one of its two indexes alone.")
+@click.option("--min-recall-at", "min_recall_at", multiple=True, metavar="K=PERCENT",
+              help="Fail (exit 1) when the overall recall@K is below PERCENT (as the table prints it); "
+                   "K from 1 to 50. Repeatable.")
 @verbose_option
 def eval_locomo(path: Path | None, as_json: bool, vector_only: bool, library: bool, retriever: str,
-                verbose: bool) -> None:
+                min_recall_at: tuple[str, ...], verbose: bool) -> None:
     """Recall@5/10/25/50 of `retrieve`'s recalled turns on a LoCoMo file, per category and overall.
 
     Each conversation is ingested through the HTTP API as a new user would (one thread per session,
@@ -326,6 +352,7 @@ def eval_locomo(path: Path | None, as_json: bool, vector_only: bool, library: bo
     (recallK 50, tokenBudget 32000); recall is the share of a question's evidence turns among the top
     k recalled, as in the LoCoMo paper. Also prints tokens per answer and retrieve latency p50/p95.
     Without PATH: locomo-dev.json in $AGENTMEM_EVAL_DIR, else ../shared/eval/ (beside the clone, as in CI).
+    With --min-recall-at it is a quality gate.
     """
     import json
 
@@ -338,22 +365,31 @@ def eval_locomo(path: Path | None, as_json: bool, vector_only: bool, library: bo
     except (ValueError, OSError) as exc:
         raise click.ClickException(f"{path}: not a LoCoMo file ({str(exc).splitlines()[0]})") from None
 
-    from agentmem.eval.locomo import evaluate, format_table
+    from agentmem.eval.floors import locomo_shortfalls, parse_floor
+    from agentmem.eval.locomo import KS, evaluate, format_table
 
+    try:
+        floors = {int(k): floor for k, floor in (parse_floor(text, key_is_int=True) for text in min_recall_at)}
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--min-recall-at") from None
+    if any(not 1 <= k <= 50 for k in floors):
+        raise click.BadParameter("K must be from 1 to 50", param_hint="--min-recall-at")
+    ks = sorted({*KS, *floors})
     if library:
-        result = evaluate(path, retriever=retriever)  # type: ignore[arg-type]
+        result = evaluate(path, retriever=retriever, ks=ks)  # type: ignore[arg-type]
         click.echo(json.dumps(result, indent=2) if as_json else format_table(result))
-        return
-    from agentmem.eval.locomo_api import evaluate_through_api, format_extras
+    else:
+        from agentmem.eval.locomo_api import evaluate_through_api, format_extras
 
-    # Minutes on the whole file.
-    with progressbar(length=1, label="Ingesting and asking, conversation by conversation") as bar:
-        def advance(done: int, total: int) -> None:
-            bar.length = total
-            bar.update(done - bar.pos)
+        # Minutes on the whole file.
+        with progressbar(length=1, label="Ingesting and asking, conversation by conversation") as bar:
+            def advance(done: int, total: int) -> None:
+                bar.length = total
+                bar.update(done - bar.pos)
 
-        result = evaluate_through_api(path, keyword_side=not vector_only, progress=advance)
-    click.echo(json.dumps(result, indent=2) if as_json else format_table(result) + "\n" + format_extras(result))
+            result = evaluate_through_api(path, keyword_side=not vector_only, ks=ks, progress=advance)
+        click.echo(json.dumps(result, indent=2) if as_json else format_table(result) + "\n" + format_extras(result))
+    _judge_floors(locomo_shortfalls(result, floors), len(floors))
 
 
 def _register_operator_commands() -> None:

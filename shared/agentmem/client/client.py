@@ -126,7 +126,10 @@ class MemoryClient(ClientOptions):
         ssl_context: ssl.SSLContext | None = None,
         session: Any = None,
         transport: Any = None,
+        sleep: Callable[[float], None] = time.sleep,
     ):
+        # `sleep` is how the client waits before a retry (a test passes one that records the waits).
+        self._sleep = sleep
         self.policy = RequestPolicy(url, region=region, credentials=credentials, token=token, retries=retries,
                                     backoff=backoff, max_backoff=max_backoff, session=session)
         connect_timeout, read_timeout = timeout if isinstance(timeout, tuple) else (timeout, timeout)
@@ -174,7 +177,7 @@ class MemoryClient(ClientOptions):
             step = next(steps)
             while True:
                 if not isinstance(step, Send):
-                    time.sleep(step.seconds)
+                    self._sleep(step.seconds)
                     step = steps.send(None)
                     continue
                 try:

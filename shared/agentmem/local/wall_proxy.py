@@ -40,7 +40,14 @@ from agentmem.local.http_common import (
     loopback_addresses,
 )
 from agentmem.local.http_server import LocalHttpServer
-from agentmem.local.static_files import STATIC_HEADERS, WIDGET_PATH, widget_script
+from agentmem.local.static_files import (
+    STATIC_HEADERS,
+    WALL_SCRIPT_HEADERS,
+    WALL_SCRIPT_PATH,
+    WIDGET_PATH,
+    wall_script,
+    widget_script,
+)
 
 log = logging.getLogger(__name__)
 
@@ -147,6 +154,8 @@ class WallProxy:
         if method in {"GET", "HEAD"} and path == WIDGET_PATH:
             # The wall's Runs tab gives feedback through the widget, from this origin.
             return 200, {"Content-Type": "text/javascript; charset=utf-8", **STATIC_HEADERS}, widget_script()
+        if method in {"GET", "HEAD"} and path == WALL_SCRIPT_PATH:
+            return 200, {"Content-Type": "text/javascript; charset=utf-8", **WALL_SCRIPT_HEADERS}, wall_script()
         upstream_path = _upstream_path(path)
         if upstream_path is None:
             return error_response(404, "not_found", f"no route for {method} {path}; the wall is at /wall")
@@ -189,7 +198,7 @@ class WallProxy:
 
 # The proxy's pages, served without the token to whoever opens them (the link is typed or clicked).
 PROXY_PAGES = frozenset(
-    (method, path) for method in ("GET", "HEAD") for path in ("/", "/wall", "/wall/", WIDGET_PATH)
+    (method, path) for method in ("GET", "HEAD") for path in ("/", "/wall", "/wall/", WIDGET_PATH, WALL_SCRIPT_PATH)
 )
 
 

@@ -16,6 +16,9 @@ from botocore.stub import Stubber
 from tests.contract.conftest import REGION, aws_client
 from tests.contract.fake_bedrock import TitanServerDouble, _response
 
+# The Titan answers come from tests/contract/fake_bedrock.py, a double written here.
+pytestmark = pytest.mark.double
+
 TITAN = "amazon.titan-embed-text-v2:0"
 
 
@@ -26,7 +29,7 @@ def answer(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def titan_response(embedding: list[float], tokens: int = 7) -> dict[str, Any]:
-    """A recorded Titan v2 answer: the embedding and the count of tokens it read."""
+    """A Titan v2 answer in its documented shape (synthetic): the embedding and the count of tokens it read."""
     return answer({"embedding": embedding, "inputTextTokenCount": tokens})
 
 

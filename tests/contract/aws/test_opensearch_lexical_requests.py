@@ -13,6 +13,9 @@ from agentmem.domain.errors import BackendUnavailable
 from tests.contract.conftest import COLLECTION_ENDPOINT, INDEX_NAME
 from tests.contract.fake_opensearch import FakeOpenSearchServer
 
+# OpenSearch Serverless is tests/contract/fake_opensearch.py, a double written here.
+pytestmark = pytest.mark.double
+
 
 @pytest.fixture
 def lexical(aws_credentials: None, opensearch_server: FakeOpenSearchServer) -> OpenSearchLexicalIndex:

@@ -16,7 +16,6 @@ from agentmem.adapters.aws import opensearch_index
 from agentmem.adapters.aws.opensearch_index import (
     OWNER_FIELD,
     OpenSearchVectorIndex,
-    cosine_from_score,
     region_of,
 )
 from agentmem.adapters.aws.vector_mapping import KEYWORD_FIELDS, index_body
@@ -24,7 +23,10 @@ from agentmem.domain.errors import BackendUnavailable
 from agentmem.ports.vectors import VectorItem, VectorQuery
 
 from tests.contract.conftest import COLLECTION_ENDPOINT, INDEX_NAME, REGION, VECTOR_DIMENSION
-from tests.contract.fake_opensearch import FakeOpenSearchServer, _score
+from tests.contract.fake_opensearch import FakeOpenSearchServer
+
+# OpenSearch Serverless is tests/contract/fake_opensearch.py, a double written here.
+pytestmark = pytest.mark.double
 
 T0 = 1_750_000_000.25
 
@@ -151,13 +153,6 @@ def test_delete_owner_pages_through_every_document_before_deleting(
 
 def opensearch_index_module() -> Any:
     return opensearch_index
-
-
-@pytest.mark.parametrize("cosine", [-1.0, -0.73, -0.1, 0.0, 0.2, 0.5, 0.999, 1.0])
-def test_the_engine_score_converts_back_to_the_cosine(cosine: float) -> None:
-    a = np.array([1.0, 0.0])
-    b = np.array([cosine, np.sqrt(max(0.0, 1 - cosine**2))])
-    assert cosine_from_score(_score(a, b)) == pytest.approx(cosine, abs=1e-9)
 
 
 @pytest.mark.parametrize("status", [403, 429, 500, 503])

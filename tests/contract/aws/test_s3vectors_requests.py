@@ -20,6 +20,9 @@ from agentmem.ports.vectors import VectorItem, VectorQuery
 from tests.contract.conftest import REGION, S3VECTORS_BUCKET, VECTOR_DIMENSION
 from tests.contract.fake_s3vectors_query import FakeS3VectorsQuery, Refused, check_filter, evaluate
 
+# QueryVectors is tests/contract/fake_s3vectors_query.py, a double written here.
+pytestmark = pytest.mark.double
+
 T0 = 1_750_000_000.25
 
 

@@ -37,10 +37,9 @@ import numpy as np
 from agentmem.adapters.aws.lazy import LazyClient
 from agentmem.adapters.aws.vector_mapping import (
     CREATED_AT_FIELD,
-    SPACE_TYPE,
     TEXT_KIND_SUFFIX,
     VECTOR_FIELD,
-    similarity_from_score,
+    cosine_from_score,
 )
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.ports.vectors import MAX_K, VectorHit, VectorItem, VectorKind, VectorQuery
@@ -100,19 +99,6 @@ def region_of(host: str) -> str | None:
     if len(parts) >= 4 and parts[-3] == SERVICE:
         return parts[-4]
     return None
-
-
-def cosine_from_score(score: float) -> float:
-    """Cosine similarity from the k-NN score, for the mapping's space type (`innerproduct`, faiss).
-
-    faiss scores an inner product ip as `1 + ip` when ip >= 0 and `1 / (1 - ip)`
-    otherwise; every vector this adapter writes or queries with is unit length, so
-    ip is the cosine and inverting the score (vector_mapping.similarity_from_score:
-    `score - 1`, or `1 - 1/score` below 1) gives it back exactly.
-    """
-    if SPACE_TYPE != "innerproduct":  # pragma: no cover - guards a change of the mapping
-        raise RuntimeError(f"no cosine conversion for space type {SPACE_TYPE!r}")
-    return max(-1.0, min(1.0, similarity_from_score(score)))
 
 
 def to_millis(seconds: float) -> int:

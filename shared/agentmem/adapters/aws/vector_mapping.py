@@ -108,14 +108,28 @@ def index_body(dimension: int) -> dict[str, Any]:
     }
 
 
-def similarity_from_score(score: float) -> float:
-    """The cosine similarity of two unit vectors, from OpenSearch's `innerproduct` score.
+# OpenSearch's k-NN score for this mapping's space, as documented: "Spaces", the `innerproduct` row,
+# NMSLIB and Faiss (https://docs.opensearch.org/latest/mappings/supported-field-types/knn-spaces/;
+# source: opensearch-project/documentation-website, _mappings/supported-field-types/knn-spaces.md):
+# the distance is d = -(x . y), and the score 1 / (1 + d) when d >= 0, -d + 1 when d < 0.
+# Written once: the adapter inverts it (cosine_from_score) and the OpenSearch server double in
+# tests/contract scores its matches with it (knn_score), so neither carries a copy of its own.
+def knn_score(inner_product: float) -> float:
+    """The `_score` OpenSearch (faiss, `innerproduct`) gives a match whose inner product with the query is this."""
+    if SPACE_TYPE != "innerproduct" or ENGINE != "faiss":  # pragma: no cover - guards a change of the mapping
+        raise RuntimeError(f"no documented score for {ENGINE} {SPACE_TYPE!r} here")
+    distance = -inner_product
+    return 1.0 / (1.0 + distance) if distance >= 0 else -distance + 1.0
 
-    The faiss engine turns an inner product `ip` into a non-negative score:
-    `1 + ip` when `ip >= 0`, else `1 / (1 - ip)`. This inverts that mapping.
+
+def cosine_from_score(score: float) -> float:
+    """The cosine of a match from its `_score` (knn_score inverted), clamped to [-1, 1].
+
+    Every vector the adapter writes or queries with is unit length, so the inner product is the cosine.
     """
+    if SPACE_TYPE != "innerproduct" or ENGINE != "faiss":  # pragma: no cover - guards a change of the mapping
+        raise RuntimeError(f"no cosine conversion for {ENGINE} {SPACE_TYPE!r}")
     if score <= 0:
         raise ValueError(f"an innerproduct score is always > 0, got {score}")
-    if score >= 1.0:
-        return score - 1.0
-    return 1.0 - 1.0 / score
+    inner_product = score - 1.0 if score > 1.0 else 1.0 - 1.0 / score
+    return max(-1.0, min(1.0, inner_product))

@@ -20,7 +20,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,8 +78,11 @@ class StoredEvent:
 class SqliteEventBus:
     """EventBus with a durable SQLite outbox."""
 
-    def __init__(self, path: Path, *, region: str = "local", account: str = "000000000000"):
+    def __init__(self, path: Path, *, region: str = "local", account: str = "000000000000",
+                 clock: Callable[[], float] = time.time):
         self._db = SqliteDatabase(path, SCHEMA)
+        # When events are due: a test moves it on instead of waiting out a retry delay.
+        self._clock = clock
         self._region = region
         self._account = account
         # Set by every publish, cleared by the waiting worker: a flag, not a notification, so a publish
@@ -91,7 +94,7 @@ class SqliteEventBus:
         self._db.close()
 
     def publish(self, events: Sequence[DomainEvent]) -> list[PublishReceipt]:
-        now = time.time()
+        now = self._clock()
         rows = [
             (
                 str(uuid.uuid4()),
@@ -178,7 +181,7 @@ class SqliteEventBus:
             rows = conn.execute(
                 "SELECT e.*, d.attempts AS delivery_attempts FROM deliveries d JOIN events e USING (event_id)"
                 " WHERE d.consumer=? AND d.status='pending' AND d.next_attempt_at <= ? ORDER BY e.seq LIMIT ?",
-                (consumer, time.time(), limit),
+                (consumer, self._clock(), limit),
             ).fetchall()
         return [StoredEvent(r["seq"], r["event_id"], r["delivery_attempts"], self._envelope(r)) for r in rows]
 
@@ -188,7 +191,7 @@ class SqliteEventBus:
             row = conn.execute(
                 "SELECT MIN(next_attempt_at) AS t FROM deliveries WHERE consumer=? AND status='pending'", (consumer,)
             ).fetchone()
-        return None if row["t"] is None else max(0.0, row["t"] - time.time())
+        return None if row["t"] is None else max(0.0, row["t"] - self._clock())
 
     def ack_delivery(self, event_id: str, consumer: str) -> None:
         with self._db.transaction() as conn:
@@ -205,13 +208,13 @@ class SqliteEventBus:
                 "UPDATE deliveries SET attempts=attempts+1, last_error=?,"
                 " status=CASE WHEN ? THEN 'dead' ELSE status END, next_attempt_at=?"
                 " WHERE event_id=? AND consumer=?",
-                (error[:1000], retry_in is None, time.time() + (retry_in or 0), event_id, consumer),
+                (error[:1000], retry_in is None, self._clock() + (retry_in or 0), event_id, consumer),
             )
             conn.execute(_SETTLE, (event_id,))
 
     def due(self, limit: int = 50) -> list[StoredEvent]:
         """Pending events with an attempt due (of the event, or of one of its deliveries), oldest first."""
-        now = time.time()
+        now = self._clock()
         with self._db.reading() as conn:
             rows = conn.execute(
                 "SELECT * FROM events e WHERE e.status='pending' AND ("
@@ -228,7 +231,7 @@ class SqliteEventBus:
             row = conn.execute(
                 "SELECT MIN(next_attempt_at) AS t FROM events WHERE status='pending'"
             ).fetchone()
-        return None if row["t"] is None else max(0.0, row["t"] - time.time())
+        return None if row["t"] is None else max(0.0, row["t"] - self._clock())
 
     def ack(self, event_id: str) -> None:
         """The event is handled: every delivery of it done."""
@@ -244,7 +247,7 @@ class SqliteEventBus:
                     "UPDATE deliveries SET attempts=attempts+1, last_error=?,"
                     " status=CASE WHEN ? THEN 'dead' ELSE status END, next_attempt_at=?"
                     " WHERE event_id=? AND status='pending'",
-                    (error[:1000], retry_in is None, time.time() + (retry_in or 0), event_id),
+                    (error[:1000], retry_in is None, self._clock() + (retry_in or 0), event_id),
                 )
                 conn.execute(_SETTLE, (event_id,))
             elif retry_in is None:
@@ -255,7 +258,7 @@ class SqliteEventBus:
             else:
                 conn.execute(
                     "UPDATE events SET attempts=attempts+1, next_attempt_at=?, last_error=? WHERE event_id=?",
-                    (time.time() + retry_in, error[:1000], event_id),
+                    (self._clock() + retry_in, error[:1000], event_id),
                 )
 
     def counts(self) -> dict[str, int]:
@@ -265,7 +268,7 @@ class SqliteEventBus:
 
     def redrive_dead(self) -> int:
         """Put every dead event back in the queue; returns how many."""
-        now = time.time()
+        now = self._clock()
         with self._db.transaction() as conn:
             cur = conn.execute(
                 "UPDATE events SET status='pending', attempts=0, next_attempt_at=? WHERE status='dead'", (now,)

@@ -1,5 +1,9 @@
-"""The model adapters against recorded answers: Bedrock Converse (botocore Stubber) and an
+"""The model adapters against synthetic answers: Bedrock Converse (botocore Stubber) and an
 OpenAI-compatible endpoint (a local HTTP server on 127.0.0.1 replaying chat-completions JSON).
+
+The answers in tests/fixtures/llm/synthetic_*.json were written by hand in the shapes the services
+document (Converse's response, OpenAI's chat completion), not recorded from a model: they check the
+adapters' reading of those shapes, not what a model would say.
 
 What is checked is what the adapters own: the request they build, the text they return,
 retries on throttling, and a typed error for everything else.
@@ -30,8 +34,8 @@ SYSTEM = "Task: rewrite-profile\nYou maintain a long-lived profile of one user."
 MESSAGES = [{"role": "user", "content": "<current_profile>...</current_profile>"}]
 
 
-def recorded(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / name).read_text())
+def synthetic(name: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / f"synthetic_{name}").read_text())
 
 
 # Bedrock Converse
@@ -58,7 +62,7 @@ def converse_request(**overrides: Any) -> dict[str, Any]:
 
 
 def converse_response(text: str | None = None, stop: str = "end_turn") -> dict[str, Any]:
-    response = recorded("bedrock_converse_profile.json")
+    response = synthetic("bedrock_converse_profile.json")
     response.pop("ResponseMetadata")
     if text is not None:
         response["output"]["message"]["content"] = [{"text": text}]
@@ -191,7 +195,7 @@ def openai_model(server: ReplayServer, **kwargs: Any) -> tuple[OpenAICompatibleM
 
 
 def test_openai_posts_chat_completions_and_returns_the_message_content(server):
-    server.answer(recorded("openai_chat_completion_facts.json"))
+    server.answer(synthetic("openai_chat_completion_facts.json"))
     model, _ = openai_model(server, api_key="sk-local-test")
 
     answer = model.complete("Task: extract-facts", [{"role": "user", "content": "<new_turns>...</new_turns>"}],
@@ -213,7 +217,7 @@ def test_openai_posts_chat_completions_and_returns_the_message_content(server):
 def test_openai_retries_429_honouring_retry_after_then_answers(server):
     server.answer({"error": {"message": "rate limited"}}, status=429, headers={"Retry-After": "2"})
     server.answer({"error": {"message": "loading model"}}, status=503)
-    server.answer(recorded("openai_chat_completion_facts.json"))
+    server.answer(synthetic("openai_chat_completion_facts.json"))
     model, slept = openai_model(server)
 
     assert model.complete("s", [{"role": "user", "content": "u"}], max_tokens=10).startswith('{"facts"')
@@ -230,7 +234,7 @@ def test_openai_a_rejected_request_fails_at_once_with_the_servers_message(server
 
 def test_openai_a_server_slower_than_the_timeout_is_unavailable_after_the_attempts(server):
     for _ in range(2):
-        server.answer(recorded("openai_chat_completion_facts.json"), delay=0.5)
+        server.answer(synthetic("openai_chat_completion_facts.json"), delay=0.5)
     model, slept = openai_model(server, timeout=0.1, max_attempts=2)
     with pytest.raises(LlmUnavailable, match="after 2 attempts"):
         model.complete("s", [{"role": "user", "content": "u"}], max_tokens=10)
