@@ -313,7 +313,7 @@ def test_the_mcp_lambda_handler_answers_tools_list_and_tools_call_on_api_gateway
         app.close()
 
 
-def test_the_user_can_search_their_memory_list_threads_and_correct_a_fact_through_tools(local):
+def test_the_user_can_search_their_memory_list_threads_and_correct_a_fact_through_tools(local, consumed):
     async def steps(c: Client) -> None:
         for thread, text in (("t-1", "I know Python and I like ramen."), ("t-2", "Hello again.")):
             turns = [{"role": "user", "content": text}]
@@ -322,7 +322,7 @@ def test_the_user_can_search_their_memory_list_threads_and_correct_a_fact_throug
         async def facts() -> list[Any]:
             return payload(await c.call_tool("list_facts", {}))["items"]
 
-        (python,) = [f for f in await eventually(facts) if "Python" in f["text"]]
+        (python,) = [f for f in await eventually(facts, consumed) if "Python" in f["text"]]
         threads = payload(await c.call_tool("list_threads", {}))
         found = payload(await c.call_tool("search_memory", {"query": "what food", "kinds": ["turns"], "limit": 1}))
         updated = payload(await c.call_tool("update_fact", {"factId": python["factId"], "text": "User knows Rust"}))

@@ -151,7 +151,8 @@ def test_make_serve_passes_port_data_and_host_to_agentmem_serve() -> None:
     if make is None:
         pytest.skip("make is not installed")
     result = subprocess.run(
-        [make, "-n", "-o", ".venv/.installed-serve", "serve", "PORT=18080", "DATA=somedir", "HOST=0.0.0.0"],
+        [make, "--no-print-directory", "-n", "-o", ".venv/.installed-serve", "serve", "PORT=18080", "DATA=somedir",
+         "HOST=0.0.0.0"],
         cwd=REPO_ROOT, capture_output=True, text=True, check=True,
     )  # fmt: skip
 
