@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from agentmem.api.idempotency import append_turns_once, forget_turn_appends
-from agentmem.api.observability import inject_lambda_context, metrics, tracer
+from agentmem.api.observability import count, inject_lambda_context, metrics, tracer
 from agentmem.api.resolver import IdempotencyKey, PathId, json_response, make_resolver, no_content
 from agentmem.domain.timestamps import iso_utc
 from agentmem.ports.transcripts import StoredTurn
@@ -82,7 +82,7 @@ def append_turns(
         )
         if idempotency_key is not None:  # found again if these turns are deleted, to forget the key with them
             service.remember_append_key(userId, threadId, stored, idempotency_key)
-        metrics.add_metric(name="TurnsAppended", unit="Count", value=len(stored))
+        count("TurnsAppended", len(stored))
         return {"userId": userId, "threadId": threadId, "turns": [turn_json(turn) for turn in stored]}
 
     if idempotency_key is None:
@@ -151,7 +151,7 @@ def delete_turns(
     fromSeq: Annotated[int, Query(ge=1, le=MAX_SEQ, description="The first seq to delete")],
 ) -> dict[str, Any]:
     removed = conversations().delete_turns(userId, threadId, fromSeq, _forget_appends)
-    metrics.add_metric(name="TurnsDeleted", unit="Count", value=len(removed))
+    count("TurnsDeleted", len(removed))
     return {"userId": userId, "threadId": threadId, "turns": [turn_json(turn) for turn in removed]}
 
 
@@ -163,7 +163,7 @@ def delete_turns(
 )
 def delete_thread(userId: PathId, threadId: PathId) -> Response[Any]:
     removed = conversations().delete_turns(userId, threadId, 1, _forget_appends)
-    metrics.add_metric(name="TurnsDeleted", unit="Count", value=len(removed))
+    count("TurnsDeleted", len(removed))
     return no_content()
 
 
@@ -220,7 +220,7 @@ sequence numbers, never content; logs hold a hash of the user id, never the id o
 )
 def erase_user(userId: PathId) -> Response[Any]:
     conversations().erase_user(userId)
-    metrics.add_metric(name="UsersErased", unit="Count", value=1)
+    count("UsersErased", 1)
     return no_content()
 
 
