@@ -163,9 +163,9 @@ def _routes(kind: OwnerKind, param: str, whose: str, label: str) -> None:
 
         return register
 
-    keys = {"namespace": (NamespaceQuery, empty), "key": (KeyQuery, empty)}
-    put_body = {"request": (Annotated[PutItemRequest, Body()], empty)}
-    search_body = {"request": (Annotated[SearchItemsRequest, Body()], empty)}
+    keys: dict[str, Any] = {"namespace": (NamespaceQuery, empty), "key": (KeyQuery, empty)}
+    put_body: dict[str, Any] = {"request": (Annotated[PutItemRequest, Body()], empty)}
+    search_body: dict[str, Any] = {"request": (Annotated[SearchItemsRequest, Body()], empty)}
 
     @route("put", base, "put_{}_item", f"Store a JSON value under a key in one of {whose} namespaces",
            dict[str, Any], description=MASKING_DESCRIPTION, **put_body)
