@@ -29,8 +29,6 @@ def consolidate_turns(event: TurnsAppendedEvent) -> dict[str, Any]:
         # A bus is per tenant; an event of another tenant is a wiring mistake, never data to act on.
         logger.error("event for another tenant dropped", extra={"event_tenant": detail.tenant})
         return {"status": "ignored"}
-    if services.consolidation is None or services.turn_recall is None:  # pragma: no cover - always wired
-        raise RuntimeError("consolidation is not wired")
     # First the turns are indexed for recall (quick, and idempotent: a retried event indexes them again).
     # In this function rather than one of its own: another queue, poller and alarm would cost more at
     # rest than a small tenant's whole budget allows.

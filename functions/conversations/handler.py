@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from agentmem.api.idempotency import append_turns_once, forget_turn_appends
+from agentmem.api.idempotency import append_turns_once
 from agentmem.api.observability import count, inject_lambda_context, metrics, tracer
 from agentmem.api.resolver import IdempotencyKey, PathId, json_response, make_resolver, no_content
 from agentmem.domain.timestamps import iso_utc
@@ -57,10 +57,7 @@ def turn_json(turn: StoredTurn) -> dict[str, Any]:
 
 
 def conversations() -> ConversationService:
-    service = get_services().conversations
-    if service is None:  # pragma: no cover - build_services always wires it
-        raise RuntimeError("conversation memory is not wired")
-    return service
+    return get_services().conversations
 
 
 @router.post(
@@ -133,11 +130,6 @@ it indexes that is gone is never recalled (recall reads the transcript), and del
 """
 
 
-def _forget_appends(user_id: str, thread_id: str, keys: list[str]) -> None:
-    services = get_services()
-    forget_turn_appends(services.turns_idempotency_store(), conversations().tenant, user_id, thread_id, keys)
-
-
 @router.delete(
     "/v1/users/<userId>/threads/<threadId>/turns",
     summary="Delete a thread's turns from fromSeq on: the tail of the transcript, answered with what went",
@@ -150,7 +142,7 @@ def delete_turns(
     threadId: PathId,
     fromSeq: Annotated[int, Query(ge=1, le=MAX_SEQ, description="The first seq to delete")],
 ) -> dict[str, Any]:
-    removed = conversations().delete_turns(userId, threadId, fromSeq, _forget_appends)
+    removed = get_services().erasure.delete_turns(userId, threadId, fromSeq)
     count("TurnsDeleted", len(removed))
     return {"userId": userId, "threadId": threadId, "turns": [turn_json(turn) for turn in removed]}
 
@@ -162,7 +154,7 @@ def delete_turns(
     "begins again at `seq` 1.\n\n" + DELETION_LIMITS,
 )
 def delete_thread(userId: PathId, threadId: PathId) -> Response[Any]:
-    removed = conversations().delete_turns(userId, threadId, 1, _forget_appends)
+    removed = get_services().erasure.delete_turns(userId, threadId, 1)
     count("TurnsDeleted", len(removed))
     return no_content()
 
@@ -219,7 +211,7 @@ sequence numbers, never content; logs hold a hash of the user id, never the id o
     description=ERASE_DESCRIPTION,
 )
 def erase_user(userId: PathId) -> Response[Any]:
-    conversations().erase_user(userId)
+    get_services().erasure.erase_user(userId)
     count("UsersErased", 1)
     return no_content()
 

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 
 from agentmem.api.models import Number
 from agentmem.api.resolver import PathId, no_content
-from agentmem.domain.errors import BackendUnavailable, InvalidInput, TooLarge
+from agentmem.domain.errors import InvalidInput, TooLarge
 from agentmem.domain.timestamps import iso_utc
 from agentmem.ports.items import Item, OwnerKind
 from agentmem.service.items import ItemHit, ItemService
@@ -87,10 +87,7 @@ class SearchItemsRequest(_Body):
 
 
 def items() -> ItemService:
-    service = get_services().items
-    if service is None:
-        raise BackendUnavailable("items", "key-addressed items are not available on this backend yet")
-    return service
+    return get_services().items
 
 
 def item_json(item: Item) -> dict[str, Any]:

@@ -53,17 +53,11 @@ class FactEditRequest(BaseModel):
 
 
 def profiles() -> ProfileService:
-    service = get_services().profiles
-    if service is None:  # pragma: no cover - build_services always wires it
-        raise RuntimeError("profiles are not wired")
-    return service
+    return get_services().profiles
 
 
 def facts() -> FactService:
-    service = get_services().facts
-    if service is None:  # pragma: no cover - build_services always wires it
-        raise RuntimeError("facts are not wired")
-    return service
+    return get_services().facts
 
 
 def profile_json(view: ProfileView) -> dict[str, Any]:

@@ -37,17 +37,11 @@ class UserSearchRequest(BaseModel):
 
 
 def conversations() -> ConversationService:
-    service = get_services().conversations
-    if service is None:  # pragma: no cover - build_services always wires it
-        raise RuntimeError("conversation memory is not wired")
-    return service
+    return get_services().conversations
 
 
 def user_search() -> UserSearchService:
-    service = get_services().user_search
-    if service is None:  # pragma: no cover - build_services always wires it
-        raise RuntimeError("user search is not wired")
-    return service
+    return get_services().user_search
 
 
 @router.get("/v1/users", summary="The tenant's users by id, paged (listed from their first turn until erased)")

@@ -152,9 +152,8 @@ def delete_memory(agentId: PathId, memoryId: PathId) -> Response[Any]:
     ),
 )
 def erase_agent_personal_data(agentId: PathId) -> Response[Any]:
-    conversations = get_services().conversations
-    assert conversations is not None  # every wiring builds the vault
-    conversations.erase_user(agent_subject(agentId))
+    # The agent's subject is erased like a user: its keys, then every part that keeps its records.
+    get_services().erasure.erase_user(agent_subject(agentId))
     return no_content()
 
 

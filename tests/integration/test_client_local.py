@@ -459,9 +459,17 @@ class Served:
 
 @pytest.fixture
 def served(tmp_path: Path, minilm) -> Iterator[Served]:
-    app = create_app(
-        tmp_path, start_worker=False, ports={"embedder": minilm}, enabled_agents=["auditor", "writer"], api_token=TOKEN
-    )
+    yield from _served(tmp_path, {"embedder": minilm})
+
+
+@pytest.fixture
+def served_with_structured_rules(tmp_path: Path, minilm) -> Iterator[Served]:
+    """Served with the structured rules as its PII detector (no name detector)."""
+    yield from _served(tmp_path, {"embedder": minilm, "pii_detector": RegexPiiDetector()})
+
+
+def _served(tmp_path: Path, ports: dict[str, Any]) -> Iterator[Served]:
+    app = create_app(tmp_path, start_worker=False, ports=ports, enabled_agents=["auditor", "writer"], api_token=TOKEN)
     server = make_http_server(app, "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
@@ -685,10 +693,10 @@ def test_turns_are_masked_unmasked_for_their_user_only_and_erased(served):
     assert caught.value.fields
 
 
-def test_profiles_and_facts_end_to_end_edit_restore_delete_and_erase(served):
+def test_profiles_and_facts_end_to_end_edit_restore_delete_and_erase(served_with_structured_rules):
     # The employer is followed through consolidation and edits, so names are left to the structured
     # rules here: the local name detector would mask "Acme" (tests/unit/test_presidio_pii.py).
-    served.app.services.conversations.detector = RegexPiiDetector()
+    served = served_with_structured_rules
     client = served.client
     assert client.get_profile("ana").version == 0
     client.append_turns("ana", "t1", [("user", "My name is Ana. I work at Acme. I live in Lisbon.")])

@@ -260,9 +260,7 @@ def _world(minilm: Any, data_dir: Path) -> World:
     titan.attach(bedrock)
     embedder = BedrockEmbedder(settings.embedding_model_id, settings.embedding_dimension, client=bedrock)
     # Store, bus, vector index and the idempotency layer: built by the wiring from the settings alone.
-    services = build_services(settings, embedder=embedder)
-    assert services.conversations is not None
-    services.conversations.detector = RegexPiiDetector()
+    services = build_services(settings, embedder=embedder, pii_detector=RegexPiiDetector())
     opensearch = FakeOpenSearchServer(INDEX_NAME, DIMENSION)
     opensearch.mount_on(services.memory.vectors.inner.client)  # type: ignore[attr-defined]
     return World(services, titan, opensearch, queue_url)

@@ -53,9 +53,8 @@ def services(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Service
         # and the regex detector stand in.
         vectors = OpenSearchVectorIndex(COLLECTION_ENDPOINT, INDEX_NAME, dimension=HashingEmbedder.dimension)
         FakeOpenSearchServer(INDEX_NAME, HashingEmbedder.dimension).mount_on(vectors.client)
-        built = build_services(settings, vectors=vectors, embedder=HashingEmbedder(), llm=OfflineRuleModel())
-        assert built.conversations is not None
-        built.conversations.detector = RegexPiiDetector()
+        built = build_services(settings, vectors=vectors, embedder=HashingEmbedder(), llm=OfflineRuleModel(),
+                               pii_detector=RegexPiiDetector())
         yield built
         set_services(None)
         built.close()

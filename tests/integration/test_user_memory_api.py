@@ -51,8 +51,8 @@ def world(request: pytest.FixtureRequest, tmp_path: Path, minilm: Any) -> Iterat
     embedder = RecordingEmbedder(minilm)
     if request.param == "local":
         app = create_app(tmp_path, start_worker=False, tenant="acme", enabled_agents=["assistant"],
-                         ports={"embedder": embedder, "llm": RecordingModel(OfflineRuleModel())})
-        app.services.conversations.detector = RegexPiiDetector()
+                         ports={"embedder": embedder, "llm": RecordingModel(OfflineRuleModel()),
+                                "pii_detector": RegexPiiDetector()})
         yield World(LocalCaller(app), app.worker.drain, embedder)
         app.close()
         return

@@ -120,9 +120,8 @@ def _aws_world(minilm) -> AwsWorld:
     opensearch = FakeOpenSearchServer(INDEX_NAME, minilm.dimension)
     opensearch.mount_on(vectors.client)
     recorder = RecordingModel(OfflineRuleModel())
-    services = build_services(settings, vectors=vectors, embedder=minilm, llm=recorder)
-    assert services.conversations is not None
-    services.conversations.detector = RegexPiiDetector()
+    services = build_services(settings, vectors=vectors, embedder=minilm, llm=recorder,
+                              pii_detector=RegexPiiDetector())
     set_services(services)
     return AwsWorld(LocalApp(settings, services, worker=None), queue_url, recorder,  # type: ignore[arg-type]
                     opensearch)

@@ -16,6 +16,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from agentmem.adapters.local.bm25_index import LocalBm25Index
 from agentmem.adapters.local.offline_llm import OfflineRuleModel
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.domain.log_ids import log_id
@@ -38,9 +39,8 @@ def recorder() -> RecordingModel:
 
 @pytest.fixture
 def app(tmp_path: Path, minilm, recorder):
-    app = create_app(tmp_path, start_worker=False, ports={"embedder": minilm, "llm": recorder}, tenant="acme",
-                     enabled_agents=["assistant"])
-    app.services.conversations.detector = RegexPiiDetector()
+    app = create_app(tmp_path, start_worker=False, tenant="acme", enabled_agents=["assistant"],
+                     ports={"embedder": minilm, "llm": recorder, "pii_detector": RegexPiiDetector()})
     yield app
     app.close()
 
@@ -119,7 +119,11 @@ def test_an_erased_user_has_nothing_left_to_recall(app, call):
     say(call, app, "trip", "We are planning a hiking trip to the Dolomites in July.")
     status, _ = call("DELETE", f"/v1/users/{USER}")
     assert status == 204
-    assert app.services.lexical.search(app.settings.tenant, "turn", USER, "Dolomites hiking", 10) == []
+    keywords = LocalBm25Index(app.settings.data_dir / "lexical.db")  # the keyword index's file, read anew
+    try:
+        assert keywords.search(app.settings.tenant, "turn", USER, "Dolomites hiking", 10) == []
+    finally:
+        keywords.close()
     status, answer = call("POST", "/v1/agents/assistant/retrieve", {"input": "Dolomites trip", "userId": USER})
     assert status == 200 and answer["recalled"] == []
 

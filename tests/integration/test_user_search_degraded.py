@@ -30,8 +30,8 @@ class EmbedderDown:
 
 @pytest.fixture
 def app(tmp_path: Path, minilm: Any) -> Iterator[LocalApp]:
-    app = create_app(tmp_path, start_worker=False, ports={"embedder": minilm, "llm": OfflineRuleModel()})
-    app.services.conversations.detector = RegexPiiDetector()
+    app = create_app(tmp_path, start_worker=False,
+                     ports={"embedder": minilm, "llm": OfflineRuleModel(), "pii_detector": RegexPiiDetector()})
     status, _ = LocalCaller(app)("POST", "/v1/users/ana/threads/t1/turns",
                                  {"turns": [{"role": "user", "content": "I work at Globex as a data engineer."}]})
     assert status == 201

@@ -216,10 +216,10 @@ def test_erase_destroys_the_data_keys_before_anything_else(parts: dict[str, Any]
         vault=OrderRecorder(parts["vault"], "vault", calls),
         key_store=OrderRecorder(parts["key_store"], "key_store", calls),
     )
-    service.user_erasers.append(lambda tenant, user: calls.append(f"hook({tenant},{user})"))
     service.append_turns("alice", "t1", user_says(EMAIL))
 
-    service.erase_user("alice")
+    service.erase_user("alice", forget_append_keys=None,
+                       user_erasers=[lambda tenant, user: calls.append(f"hook({tenant},{user})")])
 
     assert calls == [
         "key_store.destroy_data_keys", "transcripts.delete_user", "vault.delete_user", "hook(acme,alice)",
@@ -237,8 +237,8 @@ def test_erase_removes_the_users_records_and_vectors_and_nobody_elses(parts: dic
     alice = service.append_turns("alice", "t1", user_says(EMAIL))[0].content
     bob = service.append_turns("bob", "t1", user_says(EMAIL))[0].content
 
-    service.erase_user("alice")
-    service.erase_user("alice")  # idempotent
+    service.erase_user("alice", forget_append_keys=None, user_erasers=[])
+    service.erase_user("alice", forget_append_keys=None, user_erasers=[])  # idempotent
 
     assert parts["key_store"].get_data_key("acme", "alice") is None
     assert not parts["transcripts"].thread_exists("acme", "alice", "t1")
@@ -258,7 +258,7 @@ def test_an_erased_user_starts_again_with_a_new_key(parts: dict[str, Any]) -> No
     service = make_service(parts)
     old = service.append_turns("alice", "t1", user_says(EMAIL))[0].content
     old_wrapped = parts["key_store"].get_data_key("acme", "alice").wrapped
-    service.erase_user("alice")
+    service.erase_user("alice", forget_append_keys=None, user_erasers=[])
     new = service.append_turns("alice", "t1", user_says(EMAIL))[0].content
     assert parts["key_store"].get_data_key("acme", "alice").wrapped != old_wrapped
     assert [t.seq for t in service.list_turns("alice", "t1", 10).items] == [1]
@@ -408,7 +408,7 @@ def test_after_an_erase_no_value_of_the_user_is_known_any_more(parts: dict[str, 
     other = make_service(parts, detector=NamesWhenIntroduced())  # its cache still holds the old index
     service.mask_text("alice", "my name is Caroline")
     assert other.mask_text("alice", "Caroline called.") != "Caroline called."
-    service.erase_user("alice")
+    service.erase_user("alice", forget_append_keys=None, user_erasers=[])
     service.mask_text("alice", f"mail {EMAIL}")  # a new key, a new vault
     assert other.mask_text("alice", "Caroline called.") == "Caroline called."
     assert service.mask_text("alice", "Caroline called.") == "Caroline called."

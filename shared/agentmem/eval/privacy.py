@@ -250,10 +250,7 @@ def run_local(folder: Path, *, detector: PiiDetector | None = None) -> Report:
 
     def build(data: Path) -> Any:
         settings = load_settings(backend="local", data_dir=data, enabled_agents=[AGENT])
-        built = build_services(settings, embedder=RecordingEmbedder(_embedder()))
-        if detector is not None and built.conversations is not None:
-            built.conversations.detector = detector
-        return built
+        return build_services(settings, embedder=RecordingEmbedder(_embedder()), pii_detector=detector)
 
     data = folder / "data"
     services = build(data)
@@ -318,12 +315,10 @@ def run_moto(folder: Path, *, detector: PiiDetector | None = None) -> Report:
 
         def build(table: str) -> Any:
             settings = load_settings(table_name=table, enabled_agents=[AGENT], data_dir=folder / table)
-            built = build_services(
-                settings, vectors=local_parts["vectors"], embedder=RecordingEmbedder(local_parts["embedder"])
+            return build_services(
+                settings, vectors=local_parts["vectors"], embedder=RecordingEmbedder(local_parts["embedder"]),
+                pii_detector=chosen,
             )
-            assert built.conversations is not None
-            built.conversations.detector = chosen
-            return built
 
         services = build(TABLE)
         opened = [services]

@@ -113,10 +113,9 @@ def create_app(
         ensure_safe_bind(host, settings.api_token)
     data_dir.mkdir(parents=True, exist_ok=True)
     services = build_services(settings, **(ports or {}))
-    if services.conversations is not None:
-        # The PII detector's spaCy pipeline (seconds to load, once per process) is ready before the first
-        # request, so no request waits for it.
-        services.conversations.detector.detect("warm up: Ana Lopez in Lisbon")
+    # The PII detector's spaCy pipeline (seconds to load, once per process) is ready before the first
+    # request, so no request waits for it.
+    services.conversations.detector.detect("warm up: Ana Lopez in Lisbon")
     set_services(services)
     from agentmem.adapters.local.event_bus import SqliteEventBus
 

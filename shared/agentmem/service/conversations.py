@@ -106,14 +106,6 @@ class ConversationService:
     key_cache: DataKeyCache = field(default_factory=DataKeyCache)
     # The fingerprints of each subject's vault values, for consistent masking (read again when they change).
     known_values: VaultValueIndex = field(default_factory=VaultValueIndex)
-    # Other parts of a user's memory (profile, facts, runs) register how to erase themselves here;
-    # they run in order, after the vault and vectors (the local wiring's last one checkpoints the files).
-    user_erasers: list[UserEraser] = field(default_factory=list)
-    # What the recall indexes and the profile's watermark keep of turns, forgotten before the turns go.
-    thread_forgetters: list[ThreadForgetter] = field(default_factory=list)
-    # Where the idempotency records of keyed appends live (the API's layer): an erase deletes the user's,
-    # whose answers hold the user id and the masked turns, before the keys that find them go with the turns.
-    append_key_forgetters: list[AppendKeysForgetter] = field(default_factory=list)
 
     # Turns
 
@@ -164,12 +156,14 @@ class ConversationService:
             self.transcripts.remember_append_key(self.tenant, user_id, thread_id, stored[-1].seq, key)
 
     def delete_turns(
-        self, user_id: str, thread_id: str, from_seq: int, forget_append_keys: AppendKeysForgetter | None = None
+        self, user_id: str, thread_id: str, from_seq: int, *,
+        forget_append_keys: AppendKeysForgetter | None, thread_forgetters: Sequence[ThreadForgetter],
     ) -> list[StoredTurn]:
         """Delete the thread's turns with `seq >= from_seq` (the whole thread from 1); returns them, oldest first.
 
-        First the recall indexes and the profile's watermark forget them (`thread_forgetters`) and the
-        idempotency records of their appends go (`forget_append_keys`), then the turns themselves: a
+        First what other parts keep of them forget them (`thread_forgetters`: the recall indexes, the
+        profile's watermark) and the idempotency records of their appends go (`forget_append_keys`), then
+        the turns themselves (`agentmem.service.erasure.MemoryErasure` passes every part): a
         failure half-way leaves turns that deleting again removes, never an index entry without its turn.
         Facts and the profile text already learnt from them stay (deleting facts is its own route).
         Idempotent: nothing to delete is an empty list.
@@ -177,10 +171,10 @@ class ConversationService:
         from_seq = max(1, from_seq)
         newest = self.transcripts.newest_turns(self.tenant, user_id, thread_id, 1)
         last = newest[0].seq if newest else 0
-        self._forget(user_id, thread_id, from_seq, last, forget_append_keys)
+        self._forget(user_id, thread_id, from_seq, last, forget_append_keys, thread_forgetters)
         removed = self.transcripts.truncate(self.tenant, user_id, thread_id, from_seq)
         if removed and removed[-1].seq > last:  # appended meanwhile, and removed with the rest
-            self._forget(user_id, thread_id, last + 1, removed[-1].seq, None)
+            self._forget(user_id, thread_id, last + 1, removed[-1].seq, None, thread_forgetters)
         log.info(
             "turns deleted",
             extra={"userHash": log_id(user_id), "threadHash": log_id(thread_id), "turns": len(removed)},
@@ -259,22 +253,29 @@ class ConversationService:
 
     # Users
 
-    def erase_user(self, user_id: str) -> None:
+    def erase_user(
+        self, user_id: str, *, forget_append_keys: AppendKeysForgetter | None, user_erasers: Sequence[UserEraser]
+    ) -> None:
         """Erase a user (or an agent's subject): data keys first, so no copy anywhere decrypts, then every record.
 
+        The idempotency records of the user's keyed appends (`forget_append_keys`: their answers hold the
+        user id and the masked turns) go before the keys that find them go with the turns; then the
+        transcripts, the vault, the user's vectors, and last every other part, in order (`user_erasers`:
+        profile, facts, items, runs...; `agentmem.service.erasure.MemoryErasure` passes every part).
         Idempotent. The key store is read on every use of a key (the cache saves only the unwrap),
         so once the keys are destroyed no process masks or unmasks with them again.
         """
         self.key_store.destroy_data_keys(self.tenant, user_id)
         self.key_cache.forget(self.tenant, user_id)
         self.known_values.forget(self.tenant, user_id)
-        self._forget_user_appends(user_id)
+        if forget_append_keys is not None:
+            self._forget_user_appends(user_id, forget_append_keys)
         self.transcripts.delete_user(self.tenant, user_id)
         self.vault.delete_user(self.tenant, user_id)
         if self.vectors is not None:
             for kind in USER_VECTOR_KINDS:
                 self.vectors.delete_owner(self.tenant, kind, user_id)
-        for erase in self.user_erasers:
+        for erase in user_erasers:
             erase(self.tenant, user_id)
         log.info("user erased", extra={"userHash": log_id(user_id)})
 
@@ -286,27 +287,25 @@ class ConversationService:
 
     # Internals
 
-    def _forget_user_appends(self, user_id: str) -> None:
+    def _forget_user_appends(self, user_id: str, forget_append_keys: AppendKeysForgetter) -> None:
         """Delete the idempotency records of every keyed append of the user, so a replay never answers
         with erased turns: sent again after the erase, it appends as for a user never seen."""
-        if not self.append_key_forgetters:
-            return
         keys_by_thread: dict[str, list[str]] = {}
         for thread_id, key in self.transcripts.user_append_keys(self.tenant, user_id):
             keys_by_thread.setdefault(thread_id, []).append(key)
         for thread_id, keys in keys_by_thread.items():
-            for forget in self.append_key_forgetters:
-                forget(user_id, thread_id, keys)
+            forget_append_keys(user_id, thread_id, keys)
 
     def _forget(
-        self, user_id: str, thread_id: str, from_seq: int, to_seq: int, forget_append_keys: AppendKeysForgetter | None
+        self, user_id: str, thread_id: str, from_seq: int, to_seq: int,
+        forget_append_keys: AppendKeysForgetter | None, thread_forgetters: Sequence[ThreadForgetter],
     ) -> None:
         if forget_append_keys is not None:
             keys = self.transcripts.append_keys(self.tenant, user_id, thread_id, from_seq)
             if keys:
                 forget_append_keys(user_id, thread_id, keys)
         # Also with no turn left to delete: a deletion that failed half-way may have left a watermark behind.
-        for forget in self.thread_forgetters:
+        for forget in thread_forgetters:
             forget(self.tenant, user_id, thread_id, from_seq, to_seq)
 
     def _mask_texts(self, subject: str, texts: Sequence[str]) -> list[str]:

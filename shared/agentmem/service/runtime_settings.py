@@ -20,6 +20,16 @@ from agentmem.ports.settings import SettingsStore
 log = logging.getLogger(__name__)
 
 
+class FixedSettings:
+    """Settings that stay as they were at start: a backend with no run-time store (locally, or no parameter)."""
+
+    def __init__(self, base: Settings):
+        self.base = base
+
+    def current(self) -> Settings:
+        return self.base
+
+
 class RuntimeSettings:
     """The settings in force: `base` (environment, deploy-time values) overlaid with `store`'s."""
 
