@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from typing import Annotated, Any, Self
 
-from agentmem.config import RUNTIME_KEYS, ConfigError, ImportanceWeights, Settings, _snake, with_runtime
+from agentmem.config import RUNTIME_KEYS, ConfigError, Settings, _snake, with_runtime
+from agentmem.tenant_schema import TenantSchema
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -42,7 +43,6 @@ RESERVED_TENANT_NAMES = frozenset({"shared", "platform"})
 PRINCIPAL_ARN_PATTERN = re.compile(
     r"^arn:aws[a-z-]*:iam::(\d{12}|\$\{AWS::AccountId\}):(root|(user|role)/[\w+=,.@/-]{1,512})$"
 )
-AGENT_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$")
 # The values CloudWatch Logs accepts for a retention period.
 LOG_RETENTION_DAYS = frozenset(
     {1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
@@ -94,22 +94,13 @@ class _CamelModel(BaseModel):
     )
 
 
-class TenantSettings(_CamelModel):
-    """One tenant's stack: the application's configuration plus the infrastructure's knobs."""
+class TenantSettings(TenantSchema, _CamelModel):
+    """One tenant's stack: the application's configuration (`TenantSchema`, the one definition the
+    functions read too) plus the infrastructure's knobs."""
 
     name: str
-    enabled_agents: Annotated[tuple[str, ...], AfterValidator(_unique)] = ()
-    top_k: int = Field(5, ge=1, le=10)
-    max_memory_age_days: int = Field(90, ge=1)
-    digest_max_chars: int = Field(500, ge=1)
-    eligibility_threshold: float | None = Field(None, ge=0.0, le=1.0)
-    importance: ImportanceWeights = Field(default_factory=ImportanceWeights)
-    profile_token_budget: int = Field(2000, ge=500, le=8000)
-    # Days runs and feedback are kept (DynamoDB TTL); not shorter than maxMemoryAgeDays.
-    retention_days: int = Field(90, ge=1)
     allowed_principals: Annotated[tuple[str, ...], AfterValidator(_unique)] = Field(min_length=1)
-    embedding_model_id: str = Field("amazon.titan-embed-text-v2:0", min_length=1)
-    embedding_dimension: int = Field(1024, ge=1, le=16_000)
+    # The stack's model for consolidation (the runtime's default is none: the offline rules).
     llm_model_id: str = Field("amazon.nova-lite-v1:0", min_length=1)
     # Days the functions' and the API's CloudWatch logs are kept.
     log_retention_days: int = 30
@@ -135,14 +126,6 @@ class TenantSettings(_CamelModel):
         if name in RESERVED_TENANT_NAMES:
             raise ValueError(f"{name!r} is reserved for the platform stack")
         return name
-
-    @field_validator("enabled_agents")
-    @classmethod
-    def _agent_ids(cls, agents: tuple[str, ...]) -> tuple[str, ...]:
-        bad = [a for a in agents if not AGENT_ID_PATTERN.fullmatch(a)]
-        if bad:
-            raise ValueError(f"not agent ids: {', '.join(repr(a) for a in bad)}")
-        return agents
 
     @field_validator("allowed_principals")
     @classmethod

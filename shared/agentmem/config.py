@@ -10,11 +10,9 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     ValidationError,
     field_validator,
@@ -22,13 +20,13 @@ from pydantic import (
 )
 from pydantic_settings import (
     BaseSettings,
-    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     TomlConfigSettingsSource,
 )
 
 from agentmem.domain.ids import ID_PATTERN_TEXT, is_valid_id
+from agentmem.tenant_schema import TenantSchema
 
 DEFAULT_DATA_DIR = Path(".agentmem")
 LOCAL_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -50,23 +48,11 @@ class ConfigError(ValueError):
         super().__init__(f"invalid agentmem configuration ({len(problems)} problem(s)):\n{lines}")
 
 
-class ImportanceWeights(BaseModel):
-    """Multipliers editors apply to a lesson's similarity with the named importance values."""
+class Settings(TenantSchema, BaseSettings):
+    """All of agentmem's settings: the tenant's keys (`TenantSchema`) and how this process reaches its backend.
 
-    model_config = ConfigDict(extra="forbid")
-
-    important: float = Field(1.5, gt=0)
-    unimportant: float = Field(0.3, gt=0)
-
-
-def _split_csv(value: Any) -> Any:
-    if isinstance(value, str):
-        return [part.strip() for part in value.split(",")] if value.strip() else []
-    return value
-
-
-class Settings(BaseSettings):
-    """All of agentmem's settings. Field names are the contract's keys in snake case."""
+    Field names are the contract's keys in snake case.
+    """
 
     model_config = SettingsConfigDict(
         env_prefix="AGENTMEM_",
@@ -80,18 +66,6 @@ class Settings(BaseSettings):
     backend: Literal["local", "aws"] = "local"
     tenant: str = "local"
     data_dir: Path = DEFAULT_DATA_DIR
-
-    # The contract's keys.
-    enabled_agents: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    top_k: int = Field(5, ge=1, le=10)
-    max_memory_age_days: int = Field(90, ge=1)
-    digest_max_chars: int = Field(500, ge=1)
-    eligibility_threshold: float | None = Field(None, ge=0.0, le=1.0)
-    importance: ImportanceWeights = Field(default_factory=ImportanceWeights)
-    profile_token_budget: int = Field(2000, ge=500, le=8000)
-    # How long runs and feedback are kept (DynamoDB TTL in AWS, the sweep locally); not shorter than
-    # maxMemoryAgeDays, so a lesson never outlives the run and feedback it was learnt from.
-    retention_days: int = Field(90, ge=1)
 
     # AWS: the SSM parameter holding the tenant's run-time settings (RUNTIME_KEYS as JSON), and how
     # long a value read from it is trusted before it is read again.
@@ -114,32 +88,9 @@ class Settings(BaseSettings):
     opensearch_endpoint: str | None = None
     vector_index: str = "agentmem-memories"
     vector_bucket: str | None = None
-    embedding_model_id: str = "amazon.titan-embed-text-v2:0"
-    embedding_dimension: int = Field(1024, ge=1)
     llm_model_id: str | None = None
     openai_base_url: str | None = None
     openai_model: str | None = None
-
-    @field_validator("enabled_agents", mode="before")
-    @classmethod
-    def _parse_agents(cls, value: Any) -> Any:
-        return _split_csv(value)
-
-    @field_validator("enabled_agents")
-    @classmethod
-    def _check_agents(cls, agents: list[str]) -> list[str]:
-        problems = []
-        if any(not a for a in agents):
-            problems.append("empty agent id")
-        bad = [a for a in agents if a and not is_valid_id(a)]
-        if bad:
-            problems.append(f"invalid agent id(s) {bad!r}: {ID_PATTERN_TEXT}")
-        duplicates = sorted({a for a in agents if agents.count(a) > 1})
-        if duplicates:
-            problems.append(f"duplicate agent id(s) {duplicates!r}")
-        if problems:
-            raise ValueError("; ".join(problems))
-        return agents
 
     @field_validator("tenant")
     @classmethod
@@ -147,15 +98,6 @@ class Settings(BaseSettings):
         if not is_valid_id(tenant):
             raise ValueError(f"invalid tenant {tenant!r}: {ID_PATTERN_TEXT}")
         return tenant
-
-    @model_validator(mode="after")
-    def _check_retention(self) -> Settings:
-        if self.retention_days < self.max_memory_age_days:
-            raise ValueError(
-                f"retentionDays ({self.retention_days}) is shorter than maxMemoryAgeDays "
-                f"({self.max_memory_age_days}): lessons would outlive the runs they were learnt from"
-            )
-        return self
 
     @model_validator(mode="after")
     def _check_backend(self) -> Settings:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +24,7 @@ from agentmem.local.server import LocalApp, create_app
 from agentmem.local.static_files import WIDGET_PATH, widget_script
 
 from tests.e2e.test_wall_browser import ARTIFACTS, CHROMIUM, DESKTOP, NARROW, chromium, opened, serious_violations
+from tests.integration.indexer_watch import after_indexing, watch_indexer
 from tests.integration.served import serving
 
 TAUGHT = "'Trail magic' is our brand's own idiom, used on purpose. Do not flag it."
@@ -53,18 +53,15 @@ class Served:
     judged: str  # a run that already has a 👍
 
 
-def wait_until(predicate: Any, timeout: float = 20.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("condition not met in time")
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[Served]:
+    with pytest.MonkeyPatch.context() as patch:
+        # Watched before the worker runs: each run of the indexer function is signalled, and waited on.
+        indexed = watch_indexer(patch)
+        yield from _served(tmp_path_factory, minilm, indexed)
+
+
+def _served(tmp_path_factory: pytest.TempPathFactory, minilm: Any, indexed: threading.Semaphore) -> Iterator[Served]:
     # The worker runs: a lesson becomes "indexed" on its own, as with `agentmem serve`.
     app = create_app(tmp_path_factory.mktemp("runs"), ports={"embedder": minilm}, enabled_agents=["auditor", "writer"])
     with serving(app) as url:
@@ -74,7 +71,8 @@ def served(tmp_path_factory: pytest.TempPathFactory, minilm: Any) -> Iterator[Se
         client.set_output("auditor", teacher.run_id, QUEUE_OUTPUT)
         taught = client.feedback("auditor", teacher.run_id, "down", TAUGHT).memory_id
         assert taught
-        wait_until(lambda: {m.memory_id: m.status for m in client.iter_memories("auditor")}[taught] == "indexed")
+        after_indexing(indexed, lambda: {m.memory_id: m.status for m in client.iter_memories("auditor")}[taught]
+                       == "indexed")
         queued = client.retrieve("auditor", QUEUE_INPUT)
         assert [lesson.memory_id for lesson in queued.lessons] == [taught]
         client.set_output("auditor", queued.run_id, QUEUE_OUTPUT)
@@ -285,7 +283,7 @@ def test_the_widget_on_a_host_page_of_another_origin_gives_one_lesson_through_th
     server = LocalHttpServer(host_app(served, served.for_widget), "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    wait_until(lambda: server.started, 10)
+    assert server.wait_started(60), "the host page's server did not start"
     host = f"http://127.0.0.1:{server.server_address[1]}"
     # Another origin: the page is served by the host, the widget's file by agentmem.
     host = host.replace("127.0.0.1", "localhost")
@@ -340,7 +338,7 @@ def test_the_widget_pointed_at_a_server_that_refuses_its_page_says_why_with_the_
 
     server = LocalHttpServer(Starlette(routes=[Route("/", page_of_another_origin)]), "127.0.0.1", 0)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    wait_until(lambda: server.started, 10)
+    assert server.wait_started(60), "the host page's server did not start"
     host = f"http://localhost:{server.server_address[1]}"
     try:
         with opened(browser, f"{host}/", DESKTOP) as page:

@@ -20,7 +20,6 @@ import subprocess
 import sys
 import sysconfig
 import tarfile
-import time
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -28,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.integration.serve_process import ServeProcess, serve_command
 
 pytestmark = pytest.mark.slow
 
@@ -93,23 +93,10 @@ def test_agentmem_help_runs_from_the_clean_venv(venv):
 
 
 def test_agentmem_serve_from_the_clean_venv_answers_health(venv, tmp_path):
-    process = subprocess.Popen(
-        [str(venv / "bin" / "agentmem"), "serve", "--port", "0", "--data-dir", str(tmp_path)],
-        stderr=subprocess.PIPE, text=True, env=clean_environment(),
-    )
+    process = ServeProcess(serve_command(tmp_path, [str(venv / "bin" / "agentmem")]), clean_environment())
     try:
-        url, seen = None, []
-        deadline = time.monotonic() + 120
-        while url is None and time.monotonic() < deadline:
-            line = process.stderr.readline()
-            if not line and process.poll() is not None:
-                break
-            seen.append(line)
-            if "listening on " in line:
-                url = line.split("listening on ")[1].split()[0]
-        assert url, "".join(seen)
+        url = process.wait_listening()
         with urllib.request.urlopen(f"{url}/v1/health", timeout=30) as response:
             assert response.status == 200 and json.loads(response.read())["backend"] == "local"
     finally:
-        process.terminate()
-        process.wait(30)
+        process.stop()

@@ -24,7 +24,7 @@ def test_defaults_follow_the_api_contract_and_the_design() -> None:
     [acme] = load_settings(context()).tenants
 
     assert acme.name == "acme"
-    assert acme.enabled_agents == ()
+    assert acme.enabled_agents == []
     assert (acme.top_k, acme.max_memory_age_days, acme.digest_max_chars) == (5, 90, 500)
     assert acme.eligibility_threshold is None
     assert acme.embedding_model_id == "amazon.titan-embed-text-v2:0"
@@ -44,7 +44,7 @@ def test_tenant_values_override_the_defaults_which_override_the_model() -> None:
     )
     acme, globex = settings.tenants
     assert (acme.top_k, globex.top_k) == (3, 8)
-    assert globex.enabled_agents == ("a-1", "b.2")
+    assert globex.enabled_agents == ["a-1", "b.2"]
 
 
 def test_dash_c_tenant_selects_one_tenant_even_if_not_listed() -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -17,9 +16,10 @@ def serving(app: LocalApp, host: str = "127.0.0.1") -> Iterator[str]:
     server = make_http_server(app, host, 0)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
+    # The server's own signal that its startup is done; the bound is only for a server that never starts.
+    if not server.wait_started(60):
+        server.server_close()
+        raise AssertionError("the HTTP server did not start")
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:

@@ -222,23 +222,14 @@ def test_invoke_runs_a_handler_against_moto(tmp_path):
 
 
 def test_serve_answers_on_a_real_socket_and_keeps_data_across_restarts(tmp_path):
-    import subprocess
-    import sys
-    import time
+    import os
     import urllib.request
 
-    def start() -> tuple[subprocess.Popen, str]:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "agentmem.cli", "serve", "--port", "0", "--data-dir", str(tmp_path)],
-            stderr=subprocess.PIPE, text=True, env={**__import__("os").environ, "AGENTMEM_ENABLED_AGENTS": AGENT},
-        )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            line = process.stderr.readline()
-            if "listening on " in line:
-                return process, line.split("listening on ")[1].split()[0]
-        process.kill()
-        raise AssertionError("agentmem serve did not start")
+    from tests.integration.serve_process import ServeProcess, serve_command
+
+    def start() -> tuple[ServeProcess, str]:
+        process = ServeProcess(serve_command(tmp_path), {**os.environ, "AGENTMEM_ENABLED_AGENTS": AGENT})
+        return process, process.wait_listening()
 
     def post(url: str, path: str, body: dict) -> dict:
         request = urllib.request.Request(url + path, json.dumps(body).encode(), {"Content-Type": "application/json"})
@@ -251,15 +242,13 @@ def test_serve_answers_on_a_real_socket_and_keeps_data_across_restarts(tmp_path)
             assert json.loads(response.read())["backend"] == "local"
         run_id = post(url, f"/v1/agents/{AGENT}/retrieve", {"input": TEXT})["runId"]
     finally:
-        process.terminate()
-        process.wait(10)
+        process.stop()
     process, url = start()
     try:
         with urllib.request.urlopen(f"{url}/v1/agents/{AGENT}/runs/{run_id}", timeout=10) as response:
             assert json.loads(response.read())["input"] == TEXT
     finally:
-        process.terminate()
-        process.wait(10)
+        process.stop()
 
 
 def test_eval_locomo_prints_recall_as_json(tmp_path):

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 import logging
 import os
-import subprocess
-import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 from agentmem.cli.terminal import THIRD_PARTY_LOGGERS, quiet_third_parties
+
+from tests.integration.serve_process import ServeProcess, serve_command
 
 AGENT = "auditor"
 # spaCy's pipeline labels "third" and "second" ORDINAL, which Presidio warns it has no entity for.
@@ -43,22 +42,9 @@ def test_without_verbose_presidios_warnings_are_held_back_and_with_it_they_are_s
 
 @pytest.mark.slow
 def test_serve_prints_no_presidio_warning_and_no_metric_json_for_a_text_with_ordinals(tmp_path: Path):
-    process = subprocess.Popen(
-        [sys.executable, "-m", "agentmem.cli", "serve", "--port", "0", "--data-dir", str(tmp_path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, "AGENTMEM_ENABLED_AGENTS": AGENT},
-    )
+    process = ServeProcess(serve_command(tmp_path), {**os.environ, "AGENTMEM_ENABLED_AGENTS": AGENT})
     try:
-        url, seen = None, []
-        deadline = time.monotonic() + 90
-        while url is None and time.monotonic() < deadline:
-            line = process.stderr.readline()
-            if not line and process.poll() is not None:
-                break
-            seen.append(line)
-            if "listening on " in line:
-                url = line.split("listening on ")[1].split()[0]
-        assert url, "".join(seen)
+        url = process.wait_listening()
         request = urllib.request.Request(
             f"{url}/v1/agents/{AGENT}/retrieve", json.dumps({"input": WITH_ORDINALS, "userId": "u-1"}).encode(),
             {"Content-Type": "application/json"},
@@ -66,9 +52,7 @@ def test_serve_prints_no_presidio_warning_and_no_metric_json_for_a_text_with_ord
         with urllib.request.urlopen(request, timeout=120) as response:
             assert response.status == 200
     finally:
-        process.terminate()
-        stdout, stderr = process.communicate(timeout=30)
-    terminal = "".join(seen) + stderr + stdout
+        terminal = process.stop()  # stdout and stderr, everything it printed
     assert "listening on http://127.0.0.1:" in terminal  # agentmem's own line is there
     assert "is not mapped to a Presidio entity" not in terminal
     assert '"_aws"' not in terminal and "CloudWatchMetrics" not in terminal

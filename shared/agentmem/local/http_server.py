@@ -128,7 +128,8 @@ class LocalHttpServer:
         )
         self.socket = bind(host, port)
         self.server_address: tuple[str, int] = self.socket.getsockname()[:2]
-        self._server = Server(self.config)
+        self._ready = threading.Event()
+        self._server = _SignallingServer(self.config, self._ready)
         self._done = threading.Event()
 
     def serve_forever(self, poll_interval: float = 0.1) -> None:
@@ -136,7 +137,14 @@ class LocalHttpServer:
         try:
             self._server.run(sockets=[self.socket])
         finally:
+            self._ready.set()  # a start that failed wakes its waiters too (`started` stays False)
             self._done.set()
+
+    def wait_started(self, timeout: float) -> bool:
+        """Block until the server has started (the app's startup done, requests answered), at most `timeout`
+        seconds; True when it has. For a caller that serves in another thread."""
+        self._ready.wait(timeout)
+        return self.started
 
     def shutdown(self, timeout: float = 10.0) -> None:
         self._server.should_exit = True
@@ -148,6 +156,18 @@ class LocalHttpServer:
     @property
     def started(self) -> bool:
         return bool(self._server.started)
+
+
+class _SignallingServer(Server):
+    """uvicorn's server, setting `ready` once its startup is complete."""
+
+    def __init__(self, config: Config, ready: threading.Event) -> None:
+        super().__init__(config)
+        self._ready_event = ready
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=sockets)
+        self._ready_event.set()
 
 
 def bind(host: str, port: int) -> socket.socket:
