@@ -38,7 +38,6 @@ def embedder() -> RecordingEmbedder:
 @pytest.fixture
 def services(tmp_path: Path, clock: Clock, embedder: RecordingEmbedder) -> Iterator[Services]:
     with local_services(tmp_path / "data", embedder) as built:
-        assert built.items is not None
         built.items.clock = clock
         yield built
 

@@ -72,13 +72,11 @@ def keyed_append(call: HandlerCaller, key: str, turns: list[tuple[str, str]], th
 def consume(services: Services, stored: list[Any], thread: str = THREAD) -> Any:
     """What the consolidate function does with the append's TurnsAppended: index, then consolidate."""
     first, last = stored[0]["seq"], stored[-1]["seq"]
-    assert services.turn_recall is not None and services.consolidation is not None
     services.turn_recall.index_appended(USER, thread, first, last)
     return services.consolidation.consolidate(USER, thread, first, last)
 
 
 def recalled_seqs(services: Services, query: str, thread: str = THREAD) -> set[int]:
-    assert services.turn_recall is not None
     hits = services.turn_recall.search.search(USER, query, 20)
     return {int(h.item_id.rpartition("#")[2]) for h in hits if h.item_id.startswith(f"{thread}#")}
 
@@ -89,7 +87,6 @@ def seqs(call: HandlerCaller, thread: str = THREAD) -> list[int] | None:
 
 
 def watermark(services: Services, thread: str = THREAD) -> int | None:
-    assert services.profiles is not None
     current = services.profiles.store.current("acme" if services.settings.backend == "aws" else "local", USER)
     return None if current is None else current.consolidated.get(thread)
 

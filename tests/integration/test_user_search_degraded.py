@@ -42,7 +42,6 @@ def app(tmp_path: Path, minilm: Any) -> Iterator[LocalApp]:
 
 def search_with(app: LocalApp, **replaced: Any) -> UserSearchService:
     real = app.services.user_search
-    assert real is not None
     return UserSearchService(**{"masker": real.masker, "embedder": real.embedder, "facts": real.facts,
                                 "recall": real.recall, "items": real.items, **replaced})
 

@@ -35,7 +35,6 @@ def test_the_wiring_gives_every_such_service_the_conversation_sides_masking(tmp_
     services = build_services(load_settings(backend="local", data_dir=tmp_path), embedder=HashingEmbedder())
     try:
         conversations = services.conversations
-        assert conversations is not None and services.items is not None and services.profiles is not None
         assert services.memory.masker is conversations
         assert services.items.masker is conversations
         assert services.profiles.masker == conversations.mask_text

@@ -117,7 +117,6 @@ def test_the_local_backend_masks_and_guards_the_model_with_names_and_places(tmp_
     services = build_services(load_settings(backend="local", data_dir=tmp_path / "data"), llm=recorder)
     try:
         assert isinstance(services.conversations.detector, LocalPiiDetector)
-        assert services.facts is not None
         system, messages = rewrite_prompt("## Identity\n- likes tea", [], 300)
         messages[0]["content"] += "\n" + TEXT
         services.facts.llm.complete(system, messages, max_tokens=50)

@@ -45,9 +45,9 @@ class UserSearchService:
 
     masker: Callable[[str, str], str]
     embedder: Embedder
-    facts: FactService | None = None
-    recall: TurnRecallService | None = None
-    items: ItemService | None = None
+    facts: FactService
+    recall: TurnRecallService
+    items: ItemService
 
     def search(
         self, user_id: str, query: str, limit: int, kinds: Sequence[SearchKind] = SEARCH_KINDS
@@ -76,18 +76,16 @@ class UserSearchService:
         return result
 
     def _facts(self, user_id: str, vector: np.ndarray | None, limit: int) -> list[dict[str, Any]]:
-        if self.facts is None or vector is None:
+        if vector is None:
             raise BackendUnavailable("facts", "no fact search without the embedder")
         return self.facts.facts_for(user_id, vector, limit)
 
     def _turns(self, user_id: str, masked: str, vector: np.ndarray | None, limit: int) -> list[RecalledTurn]:
-        if self.recall is None:
-            raise BackendUnavailable("turns", "turn recall is not wired")
         # Without a vector the keyword index still answers (when there is one).
         return self.recall.recall(user_id, masked, vector, limit)
 
     def _items(self, user_id: str, vector: np.ndarray | None, limit: int) -> list[ItemHit]:
-        if self.items is None or vector is None:
+        if vector is None:
             raise BackendUnavailable("items", "no item search without the embedder")
         return self.items.nearest("users", user_id, vector, limit)
 
