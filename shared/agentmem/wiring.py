@@ -221,11 +221,16 @@ def build_services(
         if lexical is None:
             from agentmem.adapters.aws.opensearch_index import OpenSearchVectorIndex
 
-            # OpenSearch has a keyword side (a `text` field, BM25); S3 Vectors has none: vector-only recall.
+            # OpenSearch has a keyword side (a `text` field, BM25); S3 Vectors has none, so its tenants keep
+            # per-user BM25 segments in the tenant table.
             if isinstance(vectors, OpenSearchVectorIndex):
                 from agentmem.adapters.aws.opensearch_lexical import OpenSearchLexicalIndex
 
                 lexical = OpenSearchLexicalIndex.beside(vectors)
+            elif settings.vector_store == "s3vectors":
+                from agentmem.adapters.aws.dynamodb_lexical import DynamoDbLexicalIndex
+
+                lexical = DynamoDbLexicalIndex(settings.table_name or "")
         if bus is None:
             from agentmem.adapters.aws.eventbridge_bus import EventBridgeBus
 

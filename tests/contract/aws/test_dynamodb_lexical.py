@@ -117,8 +117,36 @@ def test_a_merge_leaves_the_ranking_as_it_was(table: None) -> None:
     assert [new_index().search(T, K, U, query, 10) for query in queries] == before
 
 
+class AtomicRequests:
+    """A client whose requests moto applies one at a time, as DynamoDB applies each request atomically.
+
+    moto runs a request in unlocked steps (a conditional update checks, then writes; an update of a new
+    item creates it, then updates it), so two threads inside moto at once can both pass one condition:
+    that would test moto, not the adapter. The requests of different writers still interleave freely.
+    """
+
+    lock = threading.Lock()
+
+    def __init__(self, client: Any):
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        attribute = getattr(self._client, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            with self.lock:
+                return attribute(*args, **kwargs)
+
+        return call
+
+
 def test_concurrent_writers_to_one_user_lose_no_document(table: None) -> None:
-    writers = [new_index(merge_after_deltas=3) for _ in range(4)]
+    writers = [
+        DynamoDbLexicalIndex(TABLE_NAME, client=AtomicRequests(aws_client("dynamodb")), merge_after_deltas=3)
+        for _ in range(4)
+    ]
 
     def write(number: int) -> None:
         for n in range(12):
@@ -129,6 +157,7 @@ def test_concurrent_writers_to_one_user_lose_no_document(table: None) -> None:
         thread.start()
     for thread in threads:
         thread.join()
+    assert any(sk.startswith(BASE_PREFIX) for sk in partition())  # merges ran among the writes
     found = {hit.item_id for hit in new_index().search(T, K, U, "guitar", 100)}
     assert found == {f"w{number}#{n}" for number in range(4) for n in range(12)}
 
