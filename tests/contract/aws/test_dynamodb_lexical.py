@@ -272,3 +272,24 @@ def test_a_write_is_one_delta_put_and_one_head_update_below_the_threshold(table:
     index.delete(T, K, U, ["a"])
     assert sent == ["PutItem", "UpdateItem", "PutItem", "UpdateItem"]
     assert index.search(T, K, U, "horse", 10) == []
+
+
+@pytest.mark.parametrize("merge_between", [False, True])
+def test_a_document_deleted_and_put_again_loses_its_place_among_ties_as_in_the_local_index(
+    table: None, local: LocalBm25Index, merge_between: bool
+) -> None:
+    index = new_index(merge_after_deltas=1000)
+    for lexical in (index, local):
+        lexical.upsert(T, K, U, [("a", "dinosaur museum"), ("b", "dinosaur museum"), ("c", "dinosaur museum")])
+    index.merge(lexical_pk(T, K, U))
+    for lexical in (index, local):
+        lexical.delete(T, K, U, ["a"])
+    if merge_between:
+        index.merge(lexical_pk(T, K, U))
+    for lexical in (index, local):
+        lexical.upsert(T, K, U, [("a", "dinosaur museum"), ("b", "dinosaur museum")])  # b replaced: keeps its place
+    expected = [hit.item_id for hit in local.search(T, K, U, "dinosaur", 10)]
+    assert expected == ["b", "c", "a"]
+    assert [hit.item_id for hit in index.search(T, K, U, "dinosaur", 10)] == expected
+    index.merge(lexical_pk(T, K, U))
+    assert [hit.item_id for hit in new_index().search(T, K, U, "dinosaur", 10)] == expected
