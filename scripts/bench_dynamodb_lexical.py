@@ -90,7 +90,9 @@ def partition_bytes(client: Any, pk: str) -> tuple[int, int]:
         page = client.query(**request)
         for item in page["Items"]:
             items += 1
-            size += sum(len(k) + len(v.get("B", b"")) + len(v.get("S", "")) + len(v.get("N", "")) for k, v in item.items())
+            size += sum(
+                len(k) + len(v.get("B", b"")) + len(v.get("S", "")) + len(v.get("N", "")) for k, v in item.items()
+            )
         if "LastEvaluatedKey" not in page:
             return items, size
         request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
@@ -98,7 +100,6 @@ def partition_bytes(client: Any, pk: str) -> tuple[int, int]:
 
 def bench(size: int, path: Path, queries: list[str]) -> dict[str, Any]:
     import boto3
-
     from agentmem.adapters.aws.dynamodb_lexical import DynamoDbLexicalIndex, lexical_pk
 
     owner = f"user-{size}"
@@ -178,8 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     for result in results:
         for mode in ("cold", "warm"):
             row = result[mode]
-            print(f"| {result['turns']:,} | {mode} | {row['requests_per_search']:g} | {row['bytes_read_per_search']:,} | "
-                  f"{row['cpu_ms_p50']} / {row['cpu_ms_p95']} | {row['moto_wall_ms_p50']} |")
+            print(f"| {result['turns']:,} | {mode} | {row['requests_per_search']:g} | "
+                  f"{row['bytes_read_per_search']:,} | {row['cpu_ms_p50']} / {row['cpu_ms_p95']} | "
+                  f"{row['moto_wall_ms_p50']} |")
     print()
     for result in results:
         print(f"{result['turns']:,} turns: keyword partition {result['partition_items']} items, "

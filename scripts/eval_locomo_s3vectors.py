@@ -53,11 +53,11 @@ def aws_world(dimension: int) -> Iterator[dict[str, Any]]:
     os.environ.pop("AWS_PROFILE", None)
     os.environ.pop("AWS_ENDPOINT_URL", None)
     import boto3
-    from moto import mock_aws
-
     from agentmem.adapters.aws import s3vectors_layout as layout
     from agentmem.adapters.aws.dynamodb_lexical import DynamoDbLexicalIndex
     from agentmem.adapters.aws.s3vectors_index import S3VectorsIndex
+    from moto import mock_aws
+
     from infra.template_schema import table_key_schema_from_template
     from tests.contract.fake_s3vectors_query import FakeS3VectorsQuery
 

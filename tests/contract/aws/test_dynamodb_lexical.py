@@ -27,10 +27,12 @@ from tests.contract.conftest import TABLE_NAME, aws_client, create_table
 
 T, K, U = "acme", "turn", "u-1"
 WORDS = (
-    "hiking trip yosemite baking bread pottery class violin lesson adoption agency meeting camping weekend "
-    "painting sunrise lake kayak river charity race guitar song sister concert tuesday melanie caroline "
-    "support group rainbow flag beach sunset puppies horse dinosaur museum library book novel"
-).split()
+    "hiking", "trip", "yosemite", "baking", "bread", "pottery", "class", "violin", "lesson", "adoption",
+    "agency", "meeting", "camping", "weekend", "painting", "sunrise", "lake", "kayak", "river", "charity",
+    "race", "guitar", "song", "sister", "concert", "tuesday", "melanie", "caroline", "support", "group",
+    "rainbow", "flag", "beach", "sunset", "puppies", "horse", "dinosaur", "museum", "library", "book",
+    "novel",
+)
 
 
 @pytest.fixture

@@ -182,9 +182,9 @@ class SegmentView:
                 if position not in hidden:
                     out[ids[position]] = tf
         for item_id, terms in self.added.items():
-            tf = terms.get(term)
-            if tf:
-                out[item_id] = tf
+            count = terms.get(term)
+            if count:
+                out[item_id] = count
         return out
 
     def lengths_of(self, item_ids: Sequence[str]) -> dict[str, int]:
