@@ -112,7 +112,8 @@ def test_a_merge_leaves_the_ranking_as_it_was(table: None) -> None:
     index = new_index(merge_after_deltas=1000)
     rng = random.Random(7)
     index.upsert(T, K, U, [(f"t#{n}", sentence(rng)) for n in range(50)])
-    index.delete(T, K, U, [f"t#{n}" for n in range(0, 50, 3)])
+    index.delete(T, K, U, [f"t#{n}" for n in range(0, 50, 3)])  # merged at once
+    index.upsert(T, K, U, [(f"t#{n}", sentence(rng)) for n in range(40, 60)])  # pending: replaced and new
     queries = [sentence(rng) for _ in range(20)]
     before = [index.search(T, K, U, query, 10) for query in queries]
     assert index.merge(lexical_pk(T, K, U))
@@ -243,6 +244,7 @@ def test_an_erase_leaves_no_item_of_the_owner_and_keeps_the_others(table: None) 
         index.upsert(T, K, U, [(f"t#{n}", "painting sunrise lake")])
         index.upsert(T, K, "u-2", [(f"t#{n}", "painting sunrise lake")])
     index.delete(T, K, U, ["t#1"])
+    index.upsert(T, K, U, [("t#11", "painting sunrise lake")])
     assert any(sk.startswith(BASE_PREFIX) for sk in partition()) and any(
         sk.startswith(DELTA_PREFIX) for sk in partition()
     )
@@ -267,13 +269,40 @@ def test_a_warm_search_is_one_query_and_a_cold_one_two(table: None) -> None:
     assert sent == ["Query"]  # the base is this container's already
 
 
-def test_a_write_is_one_delta_put_and_one_head_update_below_the_threshold(table: None) -> None:
+def test_an_upsert_is_one_delta_put_and_one_head_update_below_the_threshold(table: None) -> None:
     index = new_index(merge_after_deltas=1000)
     sent = count_requests(index)
     index.upsert(T, K, U, [("a", "horse museum")])
-    index.delete(T, K, U, ["a"])
-    assert sent == ["PutItem", "UpdateItem", "PutItem", "UpdateItem"]
-    assert index.search(T, K, U, "horse", 10) == []
+    assert sent == ["PutItem", "UpdateItem"]
+
+
+def stored_terms() -> set[str]:
+    """Every term any item of the owner's partition holds, base and deltas decoded."""
+    from agentmem.adapters.aws.lexical_segments import decode_base, decode_delta
+
+    items = aws_client("dynamodb").query(
+        TableName=TABLE_NAME, KeyConditionExpression="pk = :pk",
+        ExpressionAttributeValues={":pk": {"S": lexical_pk(T, K, U)}},
+    )["Items"]
+    terms: set[str] = set()
+    chunks = b"".join(bytes(i["d"]["B"]) for i in items if i["sk"]["S"].startswith(BASE_PREFIX))
+    if chunks:
+        terms |= set(decode_base(chunks).terms)
+    for item in items:
+        if item["sk"]["S"].startswith(DELTA_PREFIX):
+            terms |= {term for _, counts in decode_delta(bytes(item["d"]["B"]))[0] for term in counts}
+    return terms
+
+
+def test_a_deleted_documents_terms_leave_the_table_with_the_delete(table: None) -> None:
+    index = new_index(merge_after_deltas=1000)
+    index.upsert(T, K, U, [("a", "horse museum"), ("b", "library novel")])
+    index.merge(lexical_pk(T, K, U))
+    index.upsert(T, K, U, [("c", "dinosaur")])
+    assert {"hors", "dinosaur"} <= stored_terms()
+    index.delete(T, K, U, ["a", "c"])
+    assert stored_terms() == {"librari", "novel"}
+    assert index.search(T, K, U, "horse dinosaur", 10) == []
 
 
 @pytest.mark.parametrize("merge_between", [False, True])

@@ -17,7 +17,8 @@ Partition `T#{tenant}#U#{owner}#LEX#{kind}` (for turns the owner is the user), s
 Writes (`upsert`, `delete`) put a delta item and add its size to HEAD's counters (one PutItem, one
 UpdateItem): concurrent writers to one owner never touch the same delta, so none is lost. When
 the pending deltas pass MERGE_AFTER_DELTAS or a quarter of the base's size (at least
-MERGE_AFTER_BYTES), the writer merges: it reads the partition, writes the next base under a new merge
+MERGE_AFTER_BYTES), and after every delete (so a deleted turn's terms do not wait in the base for
+the user's next writes; deletes are rare), the writer merges: it reads the partition, writes the next base under a new merge
 id, moves HEAD to it on the condition that HEAD still names the base it read (two mergers: one wins,
 the other deletes what it wrote), then deletes the folded deltas and the old base. Merging on write
 rather than in a background function of its own: another queue and poller would cost at rest.
@@ -154,7 +155,12 @@ class DynamoDbLexicalIndex:
             pending = int(head["deltas"]["N"])
             pending_bytes = int(head["deltaBytes"]["N"])
             base_bytes = int(head.get("baseBytes", {}).get("N", "0"))
-            if pending >= self._merge_after_deltas or pending_bytes >= max(self._merge_after_bytes, base_bytes // 4):
+            # A delete merges at once: the deleted turns' terms leave the table now, not at some later write.
+            if (
+                deletes
+                or pending >= self._merge_after_deltas
+                or pending_bytes >= max(self._merge_after_bytes, base_bytes // 4)
+            ):
                 self.merge(pk)
 
     def _delta_payloads(self, puts: list[tuple[str, Counter[str]]], deletes: list[str]) -> list[bytes]:
