@@ -18,8 +18,8 @@ Writes (`upsert`, `delete`) put a delta item and add its size to HEAD's counters
 UpdateItem): concurrent writers to one owner never touch the same delta, so none is lost. When
 the pending deltas pass MERGE_AFTER_DELTAS or a quarter of the base's size (at least
 MERGE_AFTER_BYTES), and after every delete (so a deleted turn's terms do not wait in the base for
-the user's next writes; deletes are rare), the writer merges: it reads the partition, writes the next base under a new merge
-id, moves HEAD to it on the condition that HEAD still names the base it read (two mergers: one wins,
+the user's next writes; deletes are rare), the writer merges: it reads the partition, writes the
+next base under a new merge id, moves HEAD to it on the condition that HEAD still names the base it read (two mergers: one wins,
 the other deletes what it wrote), then deletes the folded deltas and the old base. Merging on write
 rather than in a background function of its own: another queue and poller would cost at rest.
 
