@@ -19,9 +19,10 @@ UpdateItem): concurrent writers to one owner never touch the same delta, so none
 the pending deltas pass MERGE_AFTER_DELTAS or a quarter of the base's size (at least
 MERGE_AFTER_BYTES), and after every delete (so a deleted turn's terms do not wait in the base for
 the user's next writes; deletes are rare), the writer merges: it reads the partition, writes the
-next base under a new merge id, moves HEAD to it on the condition that HEAD still names the base it read (two mergers: one wins,
-the other deletes what it wrote), then deletes the folded deltas and the old base. Merging on write
-rather than in a background function of its own: another queue and poller would cost at rest.
+next base under a new merge id, moves HEAD to it on the condition that HEAD still names the base it
+read (two mergers: one wins, the other deletes what it wrote), then deletes the folded deltas and the
+old base. Merging on write rather than in a background function of its own: another queue and poller
+would cost at rest.
 
 A search reads the deltas and HEAD in one Query (HEAD sorts last, so every delta it read was there
 when HEAD was), then the base chunks HEAD names, unless this container has that base decoded already
