@@ -112,11 +112,19 @@ def bench(size: int, path: Path, queries: list[str]) -> dict[str, Any]:
     writes = len(range(0, len(documents), SESSION))
     write_requests = len(meter.requests)
     merges = sum(1 for name in meter.requests if name == "BatchWriteItem")
+    # One merge of the whole user, timed: what a write past the threshold (or a delete) adds to consolidate.
+    writer.upsert("bench", "turn", owner, documents[:1])
+    meter.reset()
+    began_cpu = time.process_time()
+    writer.merge(lexical_pk("bench", "turn", owner))
+    merge_cpu_ms = round((time.process_time() - began_cpu - meter.call_cpu) * 1000, 1)
+    merge_requests = len(meter.requests)
     items, stored = partition_bytes(boto3.client("dynamodb", region_name=REGION), lexical_pk("bench", "turn", owner))
 
     out: dict[str, Any] = {"turns": size, "writes": writes, "write_requests": write_requests,
                            "write_requests_per_write": round(write_requests / writes, 2),
-                           "batch_writes_of_merges": merges, "partition_items": items,
+                           "batch_writes_of_merges": merges, "merge_cpu_ms": merge_cpu_ms,
+                           "merge_requests": merge_requests, "partition_items": items,
                            "partition_bytes": stored, "bytes_per_turn": round(stored / size, 1)}
     for mode in ("cold", "warm"):
         cpu, wall, requests, read = [], [], [], []
@@ -187,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{result['turns']:,} turns: keyword partition {result['partition_items']} items, "
               f"{result['partition_bytes']:,} bytes ({result['bytes_per_turn']} a turn); {result['writes']} writes "
               f"of {SESSION} turns took {result['write_requests']} requests "
-              f"({result['write_requests_per_write']} a write, merges included)")
+              f"({result['write_requests_per_write']} a write, merges included); one merge of the whole user: "
+              f"{result['merge_requests']} requests, {result['merge_cpu_ms']} ms CPU in the function")
     return 0
 
 

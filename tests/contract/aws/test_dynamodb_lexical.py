@@ -324,3 +324,14 @@ def test_a_document_deleted_and_put_again_loses_its_place_among_ties_as_in_the_l
     assert [hit.item_id for hit in index.search(T, K, U, "dinosaur", 10)] == expected
     index.merge(lexical_pk(T, K, U))
     assert [hit.item_id for hit in new_index().search(T, K, U, "dinosaur", 10)] == expected
+
+
+def test_deleting_ids_the_owner_does_not_hold_writes_nothing(table: None) -> None:
+    index = new_index()
+    index.delete(T, K, U, [f"thread#{seq}" for seq in range(1, 200)])
+    assert partition() == []
+    index.upsert(T, K, U, [("thread#1", "charity race")])
+    sent = count_requests(index)
+    index.delete(T, K, U, ["thread#2", "thread#3"])
+    assert sent == ["Query"]  # read to see what the owner holds; nothing to delete, nothing written
+    assert len(index.search(T, K, U, "charity", 10)) == 1

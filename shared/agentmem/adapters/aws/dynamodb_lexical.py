@@ -71,6 +71,7 @@ MERGE_AFTER_BYTES = 64_000
 # immutable under its merge id, so a cached one is never stale, only superseded).
 CACHED_BASES = 64
 MAX_READ_ATTEMPTS = 4
+MAX_MERGE_ATTEMPTS = 3
 PART = "lexical"
 
 
@@ -133,8 +134,16 @@ class DynamoDbLexicalIndex:
             self._write(lexical_pk(tenant, kind, owner_id), puts, [])
 
     def delete(self, tenant: str, kind: str, owner_id: str, item_ids: Sequence[str]) -> None:
-        if item_ids:
-            self._write(lexical_pk(tenant, kind, owner_id), [], list(dict.fromkeys(item_ids)))
+        """Remove these documents; ids the owner does not hold (a thread's seq range, say) write nothing."""
+        if not item_ids:
+            return
+        pk = lexical_pk(tenant, kind, owner_id)
+        with self.table.errors():
+            snapshot, base = self._read(pk)
+        view = self._view(base, snapshot)
+        held = [item_id for item_id in dict.fromkeys(item_ids) if view.holds(item_id)]
+        if held:
+            self._write(pk, [], held)
 
     def delete_owner(self, tenant: str, kind: str, owner_id: str) -> None:
         """Delete every item of the owner's partition: base, deltas and HEAD."""
@@ -156,12 +165,13 @@ class DynamoDbLexicalIndex:
             pending = int(head["deltas"]["N"])
             pending_bytes = int(head["deltaBytes"]["N"])
             base_bytes = int(head.get("baseBytes", {}).get("N", "0"))
-            # A delete merges at once: the deleted turns' terms leave the table now, not at some later write.
-            if (
-                deletes
-                or pending >= self._merge_after_deltas
-                or pending_bytes >= max(self._merge_after_bytes, base_bytes // 4)
-            ):
+            if deletes:
+                # At once, and again if another merge won meanwhile (its base may predate this delete): the
+                # deleted turns' terms leave the table now, not at the user's next writes.
+                for _ in range(MAX_MERGE_ATTEMPTS):
+                    if self.merge(pk):
+                        break
+            elif pending >= self._merge_after_deltas or pending_bytes >= max(self._merge_after_bytes, base_bytes // 4):
                 self.merge(pk)
 
     def _delta_payloads(self, puts: list[tuple[str, Counter[str]]], deletes: list[str]) -> list[bytes]:
@@ -189,11 +199,14 @@ class DynamoDbLexicalIndex:
         return len(payload)
 
     def merge(self, pk: str) -> bool:
-        """Fold the partition's pending deltas into a new base; False when another merge won the race."""
+        """Fold the partition's pending deltas into a new base (True, also when none was pending).
+
+        False when another merge moved HEAD first: its base may lack deltas this one read (merge again).
+        """
         with self.table.errors():
             snapshot, base = self._read(pk)
             if not snapshot.deltas:
-                return False
+                return True
             view = self._view(base, snapshot)
             data = encode_base(view.documents())
             merge_id = f"{snapshot.generation + 1:010d}-{uuid.uuid4().hex[:8]}"

@@ -171,6 +171,13 @@ class SegmentView:
             self.added_order.pop(item_id, None)
             if item_id in self.base.position:
                 self.released.add(item_id)
+    def holds(self, item_id: str) -> bool:
+        """Whether `item_id` is one of the live documents."""
+        if item_id in self.added:
+            return True
+        position = self.base.position.get(item_id)
+        return position is not None and position not in self.hidden
+
     def postings(self, term: str) -> dict[str, int]:
         """`{item_id: tf}` of the live documents holding `term`."""
         out: dict[str, int] = {}
