@@ -112,6 +112,14 @@ def bench(size: int, path: Path, queries: list[str]) -> dict[str, Any]:
     writes = len(range(0, len(documents), SESSION))
     write_requests = len(meter.requests)
     merges = sum(1 for name in meter.requests if name == "BatchWriteItem")
+    items, stored = partition_bytes(boto3.client("dynamodb", region_name=REGION), lexical_pk("bench", "turn", owner))
+
+    out: dict[str, Any] = {"turns": size, "writes": writes, "write_requests": write_requests,
+                           "write_requests_per_write": round(write_requests / writes, 2),
+                           "batch_writes_of_merges": merges, "partition_items": items,
+                           "partition_bytes": stored, "bytes_per_turn": round(stored / size, 1)}
+    for mode in ("cold", "warm"):
+        out[mode] = searches(owner, queries, cold=mode == "cold")
     # One merge of the whole user, timed: what a write past the threshold (or a delete) adds to consolidate.
     writer.upsert("bench", "turn", owner, documents[:1])
     meter.reset()
@@ -119,39 +127,38 @@ def bench(size: int, path: Path, queries: list[str]) -> dict[str, Any]:
     writer.merge(lexical_pk("bench", "turn", owner))
     merge_cpu_ms = round((time.process_time() - began_cpu - meter.call_cpu) * 1000, 1)
     merge_requests = len(meter.requests)
-    items, stored = partition_bytes(boto3.client("dynamodb", region_name=REGION), lexical_pk("bench", "turn", owner))
-
-    out: dict[str, Any] = {"turns": size, "writes": writes, "write_requests": write_requests,
-                           "write_requests_per_write": round(write_requests / writes, 2),
-                           "batch_writes_of_merges": merges, "merge_cpu_ms": merge_cpu_ms,
-                           "merge_requests": merge_requests, "partition_items": items,
-                           "partition_bytes": stored, "bytes_per_turn": round(stored / size, 1)}
-    for mode in ("cold", "warm"):
-        cpu, wall, requests, read = [], [], [], []
-        warm = DynamoDbLexicalIndex(TABLE, client=boto3.client("dynamodb", region_name=REGION))
-        warm_meter = Meter(warm.client)
-        if mode == "warm":
-            warm.search("bench", "turn", owner, "warm up", 10)
-        for query in queries:
-            index = warm
-            index_meter = warm_meter
-            if mode == "cold":  # a new container each time: nothing cached
-                index = DynamoDbLexicalIndex(TABLE, client=warm.client)
-            index_meter.reset()
-            began_cpu, began = time.process_time(), time.perf_counter()
-            index.search("bench", "turn", owner, query, 100)
-            cpu.append((time.process_time() - began_cpu - index_meter.call_cpu) * 1000)
-            wall.append((time.perf_counter() - began) * 1000)
-            requests.append(len(index_meter.requests))
-            read.append(index_meter.bytes)
-        out[mode] = {
-            "requests_per_search": statistics.mean(requests),
-            "bytes_read_per_search": round(statistics.mean(read)),
-            "cpu_ms_p50": round(statistics.median(cpu), 2),
-            "cpu_ms_p95": round(sorted(cpu)[int(0.95 * (len(cpu) - 1))], 2),
-            "moto_wall_ms_p50": round(statistics.median(wall), 2),
-        }
+    out["merge_cpu_ms"] = merge_cpu_ms
+    out["merge_requests"] = merge_requests
+    out["warm, just merged"] = searches(owner, queries, cold=False)
     return out
+
+
+def searches(owner: str, queries: list[str], *, cold: bool) -> dict[str, Any]:
+    """Requests, bytes and time per search, each from a new container (`cold`) or one warmed up."""
+    import boto3
+    from agentmem.adapters.aws.dynamodb_lexical import DynamoDbLexicalIndex
+
+    cpu, wall, requests, read = [], [], [], []
+    warm = DynamoDbLexicalIndex(TABLE, client=boto3.client("dynamodb", region_name=REGION))
+    meter = Meter(warm.client)
+    if not cold:
+        warm.search("bench", "turn", owner, "warm up", 10)
+    for query in queries:
+        index = DynamoDbLexicalIndex(TABLE, client=warm.client) if cold else warm  # cold: nothing cached
+        meter.reset()
+        began_cpu, began = time.process_time(), time.perf_counter()
+        index.search("bench", "turn", owner, query, 100)
+        cpu.append((time.process_time() - began_cpu - meter.call_cpu) * 1000)
+        wall.append((time.perf_counter() - began) * 1000)
+        requests.append(len(meter.requests))
+        read.append(meter.bytes)
+    return {
+        "requests_per_search": statistics.mean(requests),
+        "bytes_read_per_search": round(statistics.mean(read)),
+        "cpu_ms_p50": round(statistics.median(cpu), 2),
+        "cpu_ms_p95": round(sorted(cpu)[int(0.95 * (len(cpu) - 1))], 2),
+        "moto_wall_ms_p50": round(statistics.median(wall), 2),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     print("| turns | search | requests | bytes read | function CPU p50 / p95 ms | moto wall p50 ms |")
     print("|---|---|---|---|---|---|")
     for result in results:
-        for mode in ("cold", "warm"):
+        for mode in ("cold", "warm", "warm, just merged"):
             row = result[mode]
             print(f"| {result['turns']:,} | {mode} | {row['requests_per_search']:g} | "
                   f"{row['bytes_read_per_search']:,} | {row['cpu_ms_p50']} / {row['cpu_ms_p95']} | "
