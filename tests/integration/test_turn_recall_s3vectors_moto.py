@@ -134,3 +134,31 @@ def test_turns_are_found_by_keyword_masked_in_the_table_and_erased_with_the_user
 
     assert world.call("DELETE", f"/v1/users/{USER}")[0] == 204
     assert world.keyword_items() == []
+
+
+def stored_terms(world: World) -> set[str]:
+    """Every term the user's keyword partition holds, in its base and its deltas."""
+    from agentmem.adapters.aws.lexical_segments import decode_base
+
+    items = world.keyword_items()
+    terms: set[str] = set()
+    base = b"".join(bytes(i["d"]["B"]) for i in items if i["sk"]["S"].startswith("BASE#"))
+    if base:
+        terms |= set(decode_base(base).terms)
+    for item in items:
+        if item["sk"]["S"].startswith("DELTA#"):
+            terms |= {term for _, counts in decode_delta(bytes(item["d"]["B"]))[0] for term in counts}
+    return terms
+
+
+def test_deleting_a_thread_takes_its_words_out_of_the_keyword_partition(world: World) -> None:
+    world.say("trip", "We are planning a hiking trip to the Dolomites in July.")
+    world.say("chores", "The dishwasher needs a new filter.")
+    assert {"dolomit", "dishwash"} <= stored_terms(world)
+
+    assert world.call("DELETE", f"/v1/users/{USER}/threads/trip")[0] == 204
+    terms = stored_terms(world)
+    assert "dolomit" not in terms and "dishwash" in terms
+    status, answer = world.call("POST", "/v1/agents/assistant/retrieve",
+                                {"input": "Dolomites", "userId": USER, "threadId": "t9"})
+    assert status == 200 and not [r for r in answer["recalled"] if r["threadId"] == "trip"]
