@@ -68,8 +68,10 @@ CHUNK_BYTES = 350_000
 MERGE_AFTER_DELTAS = 32
 MERGE_AFTER_BYTES = 64_000
 # Decoded base segments kept per container (a retrieve function serves many users; each base is
-# immutable under its merge id, so a cached one is never stale, only superseded).
+# immutable under its merge id, so a cached one is never stale, only superseded), by count and by an
+# estimate of their memory: a 10k-turn user's base is a few MB decoded, the retrieve function has 1 GB.
 CACHED_BASES = 64
+CACHED_BASE_BYTES = 96_000_000
 MAX_READ_ATTEMPTS = 4
 MAX_MERGE_ATTEMPTS = 3
 PART = "lexical"
@@ -325,7 +327,10 @@ class DynamoDbLexicalIndex:
         with self._lock:
             self._bases[(pk, base_id)] = base
             self._bases.move_to_end((pk, base_id))
-            while len(self._bases) > CACHED_BASES:
+            while len(self._bases) > 1 and (
+                len(self._bases) > CACHED_BASES or sum(b.memory_estimate() for b in self._bases.values())
+                > CACHED_BASE_BYTES
+            ):
                 self._bases.popitem(last=False)
 
     def _forget(self, pk: str) -> None:

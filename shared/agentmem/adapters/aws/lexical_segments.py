@@ -57,6 +57,10 @@ class BaseSegment:
         self.total_length = sum(self.lengths)
         self.position = {item_id: index for index, item_id in enumerate(self.ids)}
 
+    def memory_estimate(self) -> int:
+        """Roughly the bytes this decoded segment holds in memory (postings, ids, dictionaries)."""
+        return len(self.postings_bytes) + 150 * len(self.ids) + 150 * len(self.terms)
+
     def postings(self, term: str) -> tuple[array[int], array[int]] | None:
         """(document positions, term frequencies) of `term`, or None when no document has it."""
         entry = self.terms.get(term)
