@@ -335,3 +335,22 @@ def test_deleting_ids_the_owner_does_not_hold_writes_nothing(table: None) -> Non
     index.delete(T, K, U, ["thread#2", "thread#3"])
     assert sent == ["Query"]  # read to see what the owner holds; nothing to delete, nothing written
     assert len(index.search(T, K, U, "charity", 10)) == 1
+
+
+def test_the_base_cache_keeps_what_its_memory_budget_allows(table: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import agentmem.adapters.aws.dynamodb_lexical as module
+
+    writer = new_index(merge_after_deltas=1)
+    for owner in ("u-a", "u-b"):
+        writer.upsert(T, K, owner, [("t#1", "rainbow flag")])
+
+    def queries_for_three_searches() -> int:
+        reader = new_index()
+        sent = count_requests(reader)
+        for owner in ("u-a", "u-b", "u-a"):
+            assert len(reader.search(T, K, owner, "rainbow", 10)) == 1
+        return sent.count("Query")
+
+    assert queries_for_three_searches() == 2 + 2 + 1  # both bases read once, then u-a's from the cache
+    monkeypatch.setattr(module, "CACHED_BASE_BYTES", 1)  # room for the newest base only
+    assert queries_for_three_searches() == 2 + 2 + 2  # u-b's base pushed u-a's out
