@@ -71,6 +71,13 @@ INDEXER_SECONDS, INDEXER_GB = 0.30, 0.5
 LESSON_READ_UNITS, LESSON_WRITE_UNITS = 2, 4  # run read; feedback, lesson, idempotency written
 LESSON_TOKENS = 300
 LOG_BYTES_PER_INVOCATION = 1_000
+# The S3 Vectors mode's keyword side (per-user BM25 segments in the tenant table), measured by
+# scripts/bench_dynamodb_lexical.py for a user of 1k LoCoMo turns: a warm search reads the pending deltas
+# and HEAD in one strongly consistent Query (a cold one the base too, once per container and user).
+KEYWORD_SEARCH_BYTES = 24_000
+KEYWORD_BYTES_PER_TURN = 61  # the partition's bytes a turn (base, deltas and HEAD, keys included)
+TURNS_STORED = 1_000_000  # for the storage line: a tenant with 1,000 users of 1,000 turns
+DYNAMODB_READ_UNIT_BYTES = 4096
 DIMENSION = 1024
 VECTOR_BYTES = DIMENSION * 4 + 200  # float32 and its metadata
 LESSON_ITEM_BYTES = 2_000  # the lesson's item in the table (digest, ids, scores)
@@ -153,6 +160,8 @@ def usage(mode: str) -> dict[str, float]:
         "X-Ray": invocations / 1e6 * XRAY_PER_MILLION_TRACES,
     }
     if mode.startswith("s3v"):
+        keyword_read_units = -(-KEYWORD_SEARCH_BYTES // DYNAMODB_READ_UNIT_BYTES)
+        costs["DynamoDB keyword search"] = RETRIEVES * keyword_read_units / 1e6 * DYNAMODB_READ_PER_MILLION
         index_gb = LESSONS * VECTOR_BYTES / 1e9
         costs["S3 Vectors"] = (
             RETRIEVES / 1e6 * S3VECTORS_QUERY_PER_MILLION
@@ -203,6 +212,14 @@ def main() -> int:
         f"{LESSONS * VECTOR_BYTES / 1e9:.2f} GB of vectors ({money(LESSONS * VECTOR_BYTES / 1e9 * S3VECTORS_GB_MONTH)} "
         f"a month in S3 Vectors) and {LESSONS * LESSON_ITEM_BYTES / 1e9:.2f} GB in DynamoDB with PITR "
         f"({money(LESSONS * LESSON_ITEM_BYTES / 1e9 * (DYNAMODB_GB_MONTH + DYNAMODB_PITR_GB_MONTH))})."
+    )
+    keyword_gb = TURNS_STORED * KEYWORD_BYTES_PER_TURN / 1e9
+    print(
+        f"The S3 Vectors modes' keyword index (per-user BM25 segments in the tenant table) adds no resource: "
+        f"{TURNS_STORED:,} turns take {keyword_gb:.2f} GB in DynamoDB with PITR "
+        f"({money(keyword_gb * (DYNAMODB_GB_MONTH + DYNAMODB_PITR_GB_MONTH))} a month); each retrieve that recalls "
+        f"turns reads ~{KEYWORD_SEARCH_BYTES // 1000} KB of it (counted above as \"DynamoDB keyword search\", "
+        f"every retrieve naming a user)."
     )
     return 0
 

@@ -131,15 +131,23 @@ def opensearch_index(aws_credentials: None, opensearch_server: FakeOpenSearchSer
 # Lexical index
 
 
-@pytest.fixture(params=["local", pytest.param("opensearch", marks=pytest.mark.double)])
+@pytest.fixture(params=["local", pytest.param("opensearch", marks=pytest.mark.double), "dynamodb"])
 def lexical_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
-    """LocalBm25Index, and OpenSearchLexicalIndex against the fake server (S3 Vectors has no keyword side)."""
+    """LocalBm25Index, OpenSearchLexicalIndex against the fake server, and the S3 Vectors mode's
+    DynamoDbLexicalIndex on moto (merging after every second write, so merged and pending documents
+    are both exercised)."""
     if request.param == "local":
         from agentmem.adapters.local.bm25_index import LocalBm25Index
 
         index = LocalBm25Index(tmp_path / "lexical.db")
         yield index
         index.close()
+    elif request.param == "dynamodb":
+        from agentmem.adapters.aws.dynamodb_lexical import DynamoDbLexicalIndex
+
+        request.getfixturevalue("moto")
+        create_table()
+        yield DynamoDbLexicalIndex(TABLE_NAME, client=aws_client("dynamodb"), merge_after_deltas=2)
     else:
         from agentmem.adapters.aws.opensearch_lexical import OpenSearchLexicalIndex
 

@@ -1,4 +1,5 @@
-"""The LexicalIndex contract: LocalBm25Index and OpenSearchLexicalIndex (against the fake server) agree.
+"""The LexicalIndex contract: LocalBm25Index, OpenSearchLexicalIndex (against the fake server) and
+DynamoDbLexicalIndex (S3 Vectors tenants' keyword side, on moto) agree.
 
 The texts avoid what the two analysers treat differently (stop words and plurals: the local index drops
 and stems them, OpenSearch's standard analyzer does neither), so the same behaviour is asked of both.

@@ -334,7 +334,8 @@ def _demo_llm(kind: str):  # type: ignore[no-untyped-def]
 @click.option("--json", "as_json", is_flag=True,
               help='Print one JSON object {"overall": {"5": r, ...}, "by_category": {...}} (recall as a fraction).')
 @click.option("--vector-only", is_flag=True,
-              help="The turn search without its keyword side, as a backend without one (S3 Vectors) runs it.")
+              help="The turn search without its keyword side, to measure what the keyword side is worth "
+                   "(the S3 Vectors mode's own figure: scripts/eval_locomo_s3vectors.py).")
 @click.option("--library", is_flag=True,
               help="Measure the turn search library alone (no API, no masking, no retrieve), for comparison.")
 @click.option("--retriever", type=click.Choice(["hybrid", "dense", "lexical"]), default="hybrid", show_default=True,

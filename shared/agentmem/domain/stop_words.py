@@ -1,6 +1,7 @@
 """The keyword side's English stop words, one list for both backends' analysers.
 
-The local BM25 analyser (`adapters/local/bm25_index.py`) drops them, and the OpenSearch index's
+The analyser of the self-scoring BM25 indexes (`domain/keyword_terms.py`: the local index, and S3
+Vectors tenants' index in DynamoDB) drops them, and the OpenSearch index's
 `text` analyser (`adapters/aws/vector_mapping.py`) gives the same list to its `stop` filter, so a
 question and a turn lose the same words in either backend.
 """

@@ -21,8 +21,9 @@ Recall@k needs up to 50 turns per question, more than a normal answer packs: the
 the 2,000-token budget. Tokens per answer and the latency of each retrieve call (the whole handler:
 masking, query embedding, lessons, profile, facts, turn search, packing, run record) are reported.
 
-`keyword_side=False` runs the turn search on its vector side alone, as a backend without a keyword
-index does (S3 Vectors), to measure what the keyword side is worth.
+`keyword_side=False` runs the turn search on its vector side alone, to measure what the keyword side is
+worth. `ports` swaps adapters in (by `build_services` name: `vectors`, `lexical`, ...): the S3 Vectors
+mode's figure (`scripts/eval_locomo_s3vectors.py`) runs the same questions on the AWS adapters so.
 """
 
 from __future__ import annotations
@@ -116,6 +117,7 @@ def evaluate_through_api(
     ks: Sequence[int] = KS,
     limit_conversations: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    ports: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Recall@k of `retrieve`'s `recalled` turns on a LoCoMo file, per category and overall.
 
@@ -146,9 +148,9 @@ def evaluate_through_api(
     samples = load_samples(path)[:limit_conversations]
     # The handlers' metrics (CloudWatch EMF lines, printed) go to stderr: stdout is the eval's own answer.
     with tempfile.TemporaryDirectory(prefix="agentmem-locomo-api-") as folder, contextlib.redirect_stdout(sys.stderr):
-        ports = {"embedder": embedder} if embedder is not None else None
+        adapters = {**(ports or {}), **({"embedder": embedder} if embedder is not None else {})}
         # No embedding cache: every question pays for its embedding, as a new input would.
-        app = create_app(Path(folder), start_worker=False, ports=ports, embedding_cache_size=0)
+        app = create_app(Path(folder), start_worker=False, ports=adapters or None, embedding_cache_size=0)
         try:
             if not keyword_side:
                 recall = app.services.turn_recall

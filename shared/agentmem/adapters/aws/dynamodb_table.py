@@ -192,6 +192,12 @@ class DynamoDbTable:
             deletes = [{"DeleteRequest": {"Key": dict(k)}} for k in keys[start : start + BATCH_WRITE_LIMIT]]
             self._until_processed("batch_write_item", {self.table_name: deletes}, "UnprocessedItems", what="deletes")
 
+    def batch_put(self, items: Sequence[Mapping[str, Any]]) -> None:
+        """Put (or replace) `items`, 25 per call."""
+        for start in range(0, len(items), BATCH_WRITE_LIMIT):
+            puts = [{"PutRequest": {"Item": dict(item)}} for item in items[start : start + BATCH_WRITE_LIMIT]]
+            self._until_processed("batch_write_item", {self.table_name: puts}, "UnprocessedItems", what="puts")
+
     def _until_processed(
         self,
         operation: Literal["batch_get_item", "batch_write_item"],

@@ -9,37 +9,24 @@ thousand), so dict postings score a query in about a millisecond, and `bm25s` wo
 (tens of MB in every Lambda package) for matrix code these sizes do not need. SQLite FTS5 has BM25
 too, but computes its statistics over the whole table, across owners.
 
-The analyser: lower-cased words, English stop words removed, then the Snowball English (Porter2)
-stemmer (`snowballstemmer`), the standard stemmer of English IR (OpenSearch's and Lucene's
-`snowball`/`porter2` filters run the same algorithm); it replaced Harman's S-stemmer (plural endings
-only), measured in docs/locomo-recall.md.
-A personal-data token (`{{PII_PERSON_3f9a1c2b_2}}`) is one term, as OpenSearch's standard tokenizer
-keeps it: split at its underscores it would leave the user's hash, shared by all of that user's
-tokens, and a bare counter that matches any "2", so every masked name would match every other.
+The analyser (`agentmem.domain.keyword_terms`) and the ranking (`agentmem.domain.bm25`) are shared with
+the S3 Vectors mode's index in DynamoDB (`adapters/aws/dynamodb_lexical.py`), so both score alike.
 """
 
 from __future__ import annotations
 
-import functools
-import math
-import re
 import threading
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
-
-import snowballstemmer
 
 from agentmem.adapters.local.sqlite_base import SqliteDatabase
-from agentmem.domain.pii import TOKEN_PATTERN
-from agentmem.domain.stop_words import APOSTROPHES, ENGLISH_STOP_WORDS
+from agentmem.domain.bm25 import DEFAULT_B, DEFAULT_K1, LexicalHit, check_parameters, rank
+from agentmem.domain.keyword_terms import STEM_CACHE_SIZE, STOP_WORDS, analyse, stem
 
-# Okapi BM25's usual parameters, also Lucene's and OpenSearch's defaults.
-DEFAULT_K1 = 1.2
-DEFAULT_B = 0.75
-# Distinct words whose stems are kept: a few MB.
-STEM_CACHE_SIZE = 100_000
+__all__ = [
+    "DEFAULT_B", "DEFAULT_K1", "STEM_CACHE_SIZE", "STOP_WORDS", "LexicalHit", "LocalBm25Index", "analyse", "stem",
+]
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS lexical_documents (
@@ -49,61 +36,7 @@ CREATE TABLE IF NOT EXISTS lexical_documents (
 );
 """
 
-STOP_WORDS = ENGLISH_STOP_WORDS
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
-_APOSTROPHES = str.maketrans(dict.fromkeys(APOSTROPHES, "'"))
-
 GroupKey = tuple[str, str, str]
-
-
-class LexicalHit(NamedTuple):
-    """A matching document and its BM25 score (higher is better; always > 0)."""
-
-    item_id: str
-    score: float
-
-
-_stemmers = threading.local()
-
-
-@functools.lru_cache(maxsize=STEM_CACHE_SIZE)
-def stem(word: str) -> str:
-    """The Snowball English (Porter2) stem of a lower-cased word: "adopting", "adoption" -> "adopt".
-
-    Pure Python at 80-170 us a word on this machine, so stems are cached (a user's vocabulary is a few
-    thousand words); a stemmer object keeps state while it works, so each thread has its own.
-    """
-    stemmer = getattr(_stemmers, "english", None)
-    if stemmer is None:
-        stemmer = _stemmers.english = snowballstemmer.stemmer("english")
-    return str(stemmer.stemWord(word))
-
-
-def analyse(text: str) -> list[str]:
-    """The index terms of `text`, in order: words lower-cased, stop words dropped, then stemmed.
-
-    A word's clitic ("Caroline's", "we'll") is cut off, so the possessive matches the bare name. A
-    personal-data token is one term, whole: the same value of one user is the same term everywhere.
-    """
-    terms: list[str] = []
-    cursor = 0
-    for token in TOKEN_PATTERN.finditer(text):
-        terms.extend(_words(text[cursor : token.start()]))
-        terms.append(token.group(0).strip("{}").casefold())
-        cursor = token.end()
-    terms.extend(_words(text[cursor:]))
-    return terms
-
-
-def _words(text: str) -> list[str]:
-    terms = []
-    for word in _WORD.findall(text.casefold().translate(_APOSTROPHES)):
-        if word in STOP_WORDS:
-            continue
-        word = word.split("'", 1)[0]
-        if word and word not in STOP_WORDS:
-            terms.append(stem(word))
-    return terms
 
 
 class _Group:
@@ -143,23 +76,10 @@ class _Group:
                 del self.postings[term]
 
     def search(self, query_terms: set[str], k: int, k1: float, b: float) -> list[LexicalHit]:
-        count = len(self.term_counts)
-        if count == 0 or k <= 0:
-            return []
-        average_length = self.total_length / count or 1.0
-        scores: dict[str, float] = {}
-        for term in query_terms:
-            posting = self.postings.get(term)
-            if not posting:
-                continue
-            frequency = len(posting)
-            # Lucene's idf: never negative, so a term in most documents still counts a little.
-            idf = math.log(1.0 + (count - frequency + 0.5) / (frequency + 0.5))
-            for item_id, tf in posting.items():
-                norm = k1 * (1.0 - b + b * self.lengths[item_id] / average_length)
-                scores[item_id] = scores.get(item_id, 0.0) + idf * tf * (k1 + 1.0) / (tf + norm)
-        best = sorted(scores.items(), key=lambda kv: (-kv[1], self.order[kv[0]]))[:k]
-        return [LexicalHit(item_id, score) for item_id, score in best if score > 0]
+        return rank(
+            query_terms, count=len(self.term_counts), total_length=self.total_length, postings=self.postings.get,
+            lengths=self.lengths, order=self.order, k=k, k1=k1, b=b,
+        )
 
 
 class LocalBm25Index:
@@ -170,8 +90,7 @@ class LocalBm25Index:
     """
 
     def __init__(self, path: Path, *, k1: float = DEFAULT_K1, b: float = DEFAULT_B):
-        if k1 < 0 or not 0 <= b <= 1:
-            raise ValueError("BM25 needs k1 >= 0 and 0 <= b <= 1")
+        check_parameters(k1, b)
         self._db = SqliteDatabase(path, SCHEMA)
         self._k1 = k1
         self._b = b
