@@ -94,6 +94,30 @@ def load_samples(path: str | Path) -> list[dict[str, Any]]:
     return samples
 
 
+def fold_conversations(sample_ids: Sequence[str], folds: int, fold: int) -> list[str]:
+    """The conversations of fold `fold` (1 to `folds`): every `folds`-th id of the file, from the `fold`-th.
+
+    With 5 folds of 5 conversations each fold is one conversation; the other folds are what a
+    cross-validation tunes on while it reports on this one.
+    """
+    if folds < 2 or not 1 <= fold <= folds:
+        raise ValueError("need folds >= 2 and 1 <= fold <= folds")
+    if folds > len(sample_ids):
+        raise ValueError(f"{folds} folds for {len(sample_ids)} conversations")
+    return list(sample_ids[fold - 1 :: folds])
+
+
+def select_samples(samples: Sequence[dict[str, Any]], conversations: Collection[str] | None) -> list[dict[str, Any]]:
+    """The samples whose `sample_id` is in `conversations` (all of them for None), in file order."""
+    if conversations is None:
+        return list(samples)
+    known = {str(sample.get("sample_id", "")) for sample in samples}
+    unknown = sorted(set(conversations) - known)
+    if unknown:
+        raise ValueError(f"no such conversation in the file: {', '.join(unknown)}")
+    return [sample for sample in samples if str(sample.get("sample_id", "")) in conversations]
+
+
 def parse_evidence(entries: Sequence[str], known_ids: Collection[str]) -> tuple[list[str], int, int]:
     """The distinct turn ids a question's evidence names, in order, keeping only those in `known_ids`.
 
@@ -225,8 +249,10 @@ def evaluate(
     ks: Sequence[int] = KS,
     candidate_depth: int = DEFAULT_CANDIDATE_DEPTH,
     fusion: Fusion = "max",
+    conversations: Collection[str] | None = None,
 ) -> dict[str, Any]:
-    """Recall@k per category and overall for every conversation in the LoCoMo file at `path`.
+    """Recall@k per category and overall for every conversation in the LoCoMo file at `path`
+    (or those whose sample id is in `conversations`).
 
     Returns `{"overall": {"5": r, ...}, "overall_without_adversarial": {...}, "by_category":
     {"1": {"5": r, ...}, ...}, "questions": {...}, ...}`, recalls as fractions (None for a group
@@ -237,13 +263,16 @@ def evaluate(
     if not ks or ks[0] < 1:
         raise ValueError("k values must be >= 1")
     per_category: dict[int, dict[int, list[float]]] = {}
+    by_conversation: dict[str, Any] = {}
+    chosen = select_samples(load_samples(path), conversations)
     conversations = turns = skipped = irregular = missing = 0
     with local_retriever(
         retriever, embedder=embedder, candidate_depth=candidate_depth, fusion=fusion
     ) as search:
-        for sample in load_samples(path):
+        for sample in chosen:
             conversation = read_conversation(sample)
             conversations += 1
+            own: RecallsByCategory = {}
             turns += sum(len(session) for session in conversation.sessions)
             irregular += conversation.evidence_entries_split
             missing += conversation.evidence_ids_missing
@@ -255,8 +284,12 @@ def evaluate(
             for question, hits in zip(scored, rankings, strict=True):
                 ranked_ids = [hit.item_id for hit in hits]
                 recalls = per_category.setdefault(question.category, {k: [] for k in ks})
+                mine = own.setdefault(question.category, {k: [] for k in ks})
                 for k in ks:
-                    recalls[k].append(recall_at_k(ranked_ids, question.evidence, k))
+                    value = recall_at_k(ranked_ids, question.evidence, k)
+                    recalls[k].append(value)
+                    mine[k].append(value)
+            by_conversation[owner] = conversation_summary(own, ks)
 
     return {
         **recall_summary(per_category, ks),
@@ -270,11 +303,22 @@ def evaluate(
         "retriever": retriever,
         "fusion": fusion if retriever == "hybrid" else None,
         "candidate_depth": candidate_depth,
+        "by_conversation": by_conversation,
         "seconds": round(time.perf_counter() - started, 1),
     }
 
 
 RecallsByCategory = dict[int, dict[int, list[float]]]
+
+
+def conversation_summary(per_category: RecallsByCategory, ks: Sequence[int]) -> dict[str, Any]:
+    """One conversation's recall (overall and per category) and question counts, for `by_conversation`."""
+    summary = recall_summary(per_category, ks)
+    return {
+        "overall": summary["overall"],
+        "by_category": summary["by_category"],
+        "questions": question_counts(per_category, ks),
+    }
 
 
 def recall_summary(per_category: RecallsByCategory, ks: Sequence[int]) -> dict[str, Any]:

@@ -33,7 +33,7 @@ import logging
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,11 +41,13 @@ from agentmem.eval.locomo import (
     KS,
     Conversation,
     RecallsByCategory,
+    conversation_summary,
     load_samples,
     question_counts,
     read_conversation,
     recall_at_k,
     recall_summary,
+    select_samples,
 )
 from agentmem.ports.embedder import Embedder
 
@@ -115,9 +117,13 @@ def evaluate_through_api(
     embedder: Embedder | None = None,
     ks: Sequence[int] = KS,
     limit_conversations: int | None = None,
+    conversations: Collection[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Recall@k of `retrieve`'s `recalled` turns on a LoCoMo file, per category and overall.
+
+    `conversations` keeps only the samples with those ids (a cross-validation fold); the result's
+    `by_conversation` has each conversation's own recall, so folds can be scored from one run.
 
     `progress(done, total)` is called after each conversation (a progress bar's hook).
 
@@ -142,8 +148,9 @@ def evaluate_through_api(
     default_latencies: list[float] = []
     default_tokens: list[int] = []
     tokens: list[int] = []
+    by_conversation: dict[str, Any] = {}
+    samples = select_samples(load_samples(path), conversations)[:limit_conversations]
     conversations = turns = skipped = irregular = missing = 0
-    samples = load_samples(path)[:limit_conversations]
     # The handlers' metrics (CloudWatch EMF lines, printed) go to stderr: stdout is the eval's own answer.
     with tempfile.TemporaryDirectory(prefix="agentmem-locomo-api-") as folder, contextlib.redirect_stdout(sys.stderr):
         ports = {"embedder": embedder} if embedder is not None else None
@@ -172,6 +179,7 @@ def evaluate_through_api(
                     raise RuntimeError("events still pending after draining: indexing did not finish")
                 scored = [question for question in conversation.questions if question.evidence]
                 skipped += len(conversation.questions) - len(scored)
+                own: RecallsByCategory = {}
                 for number, question in enumerate(scored, start=1):
                     body = {
                         "input": question.text, "userId": user, "threadId": f"question-{number}",
@@ -185,8 +193,11 @@ def evaluate_through_api(
                     tokens.append(int(answer["tokens"]))
                     ranked = [dialog_ids.get((r["threadId"], int(r["seq"])), "") for r in answer["recalled"]]
                     recalls = per_category.setdefault(question.category, {k: [] for k in ks})
+                    mine = own.setdefault(question.category, {k: [] for k in ks})
                     for k in ks:
-                        recalls[k].append(recall_at_k(ranked, question.evidence, k))
+                        value = recall_at_k(ranked, question.evidence, k)
+                        recalls[k].append(value)
+                        mine[k].append(value)
                     # The same question as an agent asks it by default (recallK 5, tokenBudget 2000).
                     began = time.perf_counter()
                     status, answer = api("POST", f"/v1/agents/{AGENT}/retrieve", {
@@ -196,6 +207,7 @@ def evaluate_through_api(
                     if status != 200:
                         raise RuntimeError(f"retrieve failed: {status} {answer}")
                     default_tokens.append(int(answer["tokens"]))
+                by_conversation[conversation.sample_id or user] = conversation_summary(own, ks)
                 if progress is not None:
                     progress(conversations, len(samples))
         finally:
@@ -228,6 +240,7 @@ def evaluate_through_api(
                 "p95": _round(_percentile(default_latencies, 0.95)),
             },
         },
+        "by_conversation": by_conversation,
         "seconds": round(time.perf_counter() - started, 1),
     }
 
