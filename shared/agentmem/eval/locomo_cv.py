@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import logging
 import sys
@@ -67,6 +68,7 @@ class Variant:
     following_context: bool = False
     dense_dates: bool = True
     bm25_b: float = DEFAULT_B
+    neighbour_span: int = 1
 
     @property
     def index_key(self) -> tuple[bool, bool, float]:
@@ -85,26 +87,42 @@ class Variant:
         return HybridTurnRetriever(
             tenant, embedder=embedder, vectors=vectors, lexical=lexical,
             lexical_weight=self.lexical_weight, neighbour_weight=self.neighbour_weight,
-            adjacent=adjacent_turn_ids if self.neighbour_weight > 0 else None,
+            adjacent=functools.partial(adjacent_turn_ids, span=self.neighbour_span) if self.neighbour_weight > 0 else None,
             following_context=self.following_context, dense_dates=self.dense_dates,
         )
 
 
-BASELINE = Variant("baseline")
-# Each lever alone against the baseline, at a few values.
-VARIANTS: tuple[Variant, ...] = (
-    BASELINE,
-    replace(BASELINE, name="lexical-weight-0.6", lexical_weight=0.6),
-    replace(BASELINE, name="lexical-weight-0.7", lexical_weight=0.7),
-    replace(BASELINE, name="lexical-weight-0.4", lexical_weight=0.4),
-    replace(BASELINE, name="neighbours-0.1", neighbour_weight=0.1),
-    replace(BASELINE, name="neighbours-0.2", neighbour_weight=0.2),
-    replace(BASELINE, name="neighbours-0.35", neighbour_weight=0.35),
-    replace(BASELINE, name="next-turn-context", following_context=True),
-    replace(BASELINE, name="undated-vectors", dense_dates=False),
-    replace(BASELINE, name="bm25-b-0.5", bm25_b=0.5),
-    replace(BASELINE, name="bm25-b-0.9", bm25_b=0.9),
-)
+# The turn search as issue 22 found it: equal weights, no neighbours, the previous turn as keyword context.
+BASELINE = Variant("baseline", neighbour_weight=0.0)
+_NEIGHBOURS = replace(BASELINE, name="neighbours-0.5", neighbour_weight=0.5)
+# Stage 1: each lever alone against the baseline, at a few values. Stage 2: around the one that held
+# out in every fold (neighbours), and the others again on top of it.
+STAGES: Mapping[str, tuple[Variant, ...]] = {
+    "levers": (
+        BASELINE,
+        replace(BASELINE, name="lexical-weight-0.6", lexical_weight=0.6),
+        replace(BASELINE, name="lexical-weight-0.7", lexical_weight=0.7),
+        replace(BASELINE, name="lexical-weight-0.4", lexical_weight=0.4),
+        replace(BASELINE, name="neighbours-0.1", neighbour_weight=0.1),
+        replace(BASELINE, name="neighbours-0.2", neighbour_weight=0.2),
+        replace(BASELINE, name="neighbours-0.35", neighbour_weight=0.35),
+        replace(BASELINE, name="next-turn-context", following_context=True),
+        replace(BASELINE, name="undated-vectors", dense_dates=False),
+        replace(BASELINE, name="bm25-b-0.5", bm25_b=0.5),
+        replace(BASELINE, name="bm25-b-0.9", bm25_b=0.9),
+    ),
+    "neighbours": (
+        BASELINE,
+        replace(BASELINE, name="neighbours-0.35", neighbour_weight=0.35),
+        _NEIGHBOURS,
+        replace(BASELINE, name="neighbours-0.75", neighbour_weight=0.75),
+        replace(BASELINE, name="neighbours-1.0", neighbour_weight=1.0),
+        replace(_NEIGHBOURS, name="neighbours-0.5+span-2", neighbour_span=2),
+        replace(_NEIGHBOURS, name="neighbours-0.5+next-turn", following_context=True),
+        replace(_NEIGHBOURS, name="neighbours-0.5+bm25-b-0.5", bm25_b=0.5),
+        replace(_NEIGHBOURS, name="neighbours-0.5+lexical-0.4", lexical_weight=0.4),
+    ),
+}
 
 
 @dataclass
@@ -317,16 +335,21 @@ def format_report(table: Sequence[Mapping[str, Any]], cv: Mapping[str, Any]) -> 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Command line: measure the variants, print both tables (or one JSON object)."""
-    by_name = {variant.name: variant for variant in VARIANTS}
+    """Command line: measure a stage's variants, print both tables (or write one JSON object too)."""
     parser = argparse.ArgumentParser(prog="python -m agentmem.eval.locomo_cv", description=__doc__.splitlines()[0])
     parser.add_argument("path", type=Path)
     parser.add_argument("--folds", type=int, default=5, help="folds of conversations (default 5)")
-    parser.add_argument("--variant", action="append", choices=sorted(by_name),
-                        help="a variant to measure (repeatable; default all); the baseline is always measured")
+    parser.add_argument("--stage", choices=sorted(STAGES), default="levers", help="which variants (default levers)")
+    parser.add_argument("--variant", action="append", default=None,
+                        help="only this variant of the stage (repeatable); the stage's baseline is always measured")
     parser.add_argument("--json", type=Path, default=None, help="also write the full result to this file")
     args = parser.parse_args(argv)
-    names = [BASELINE.name, *[name for name in args.variant or by_name if name != BASELINE.name]]
+    stage = STAGES[args.stage]
+    by_name = {variant.name: variant for variant in stage}
+    unknown = sorted(set(args.variant or ()) - set(by_name))
+    if unknown:
+        parser.error(f"not in stage {args.stage}: {', '.join(unknown)}")
+    names = [stage[0].name, *[name for name in args.variant or by_name if name != stage[0].name]]
     variants = [by_name[name] for name in names]
     started = time.perf_counter()
     measured = measure_variants(
@@ -334,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                             file=sys.stderr)
     )
     table = variant_table(measured)
-    cv = cross_validate(measured, args.folds, names, BASELINE.name)
+    cv = cross_validate(measured, args.folds, names, stage[0].name)
     print(format_report(table, cv))
     if args.json is not None:
         args.json.write_text(json.dumps({
