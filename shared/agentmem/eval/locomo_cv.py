@@ -87,7 +87,9 @@ class Variant:
         return HybridTurnRetriever(
             tenant, embedder=embedder, vectors=vectors, lexical=lexical,
             lexical_weight=self.lexical_weight, neighbour_weight=self.neighbour_weight,
-            adjacent=functools.partial(adjacent_turn_ids, span=self.neighbour_span) if self.neighbour_weight > 0 else None,
+            adjacent=(
+                functools.partial(adjacent_turn_ids, span=self.neighbour_span) if self.neighbour_weight > 0 else None
+            ),
             following_context=self.following_context, dense_dates=self.dense_dates,
         )
 
