@@ -33,7 +33,7 @@ from agentmem.service.memory import MemoryService
 from agentmem.service.profiles import ProfileService
 from agentmem.service.retrieval import RetrievalService
 from agentmem.service.runtime_settings import RuntimeSettings
-from agentmem.service.turn_recall import TurnRecallService
+from agentmem.service.turn_recall import TurnRecallService, adjacent_turn_ids
 from agentmem.service.turn_search import HybridTurnRetriever
 from agentmem.service.user_memory import UserMemoryService
 from agentmem.service.user_search import UserSearchService
@@ -275,7 +275,9 @@ def build_turn_recall(
 
     The keyword index is erased with the user (the vector index's turns already are).
     """
-    search = HybridTurnRetriever(settings.tenant, embedder=memory.embedder, vectors=memory.vectors, lexical=lexical)
+    search = HybridTurnRetriever(
+        settings.tenant, embedder=memory.embedder, vectors=memory.vectors, lexical=lexical, adjacent=adjacent_turn_ids
+    )
     recall = TurnRecallService(tenant=settings.tenant, transcripts=conversations.transcripts, search=search)
     conversations.thread_forgetters.append(recall.forget_thread_turns)
     if lexical is not None:

@@ -146,6 +146,15 @@ def recall_at_k(ranked_ids: Sequence[str], evidence: Collection[str], k: int) ->
     return sum(1 for turn_id in evidence if turn_id in top) / len(evidence)
 
 
+def adjacent_dialog_ids(turn_id: str) -> list[str]:
+    """The dialog ids just before and after one ("D3:5" -> "D3:4", "D3:6"): the library path's `Adjacency`."""
+    found = _DIALOG_ID.fullmatch(turn_id)
+    if found is None:
+        return []
+    session, turn = int(found.group(1)), int(found.group(2))
+    return [f"D{session}:{turn - 1}", f"D{session}:{turn + 1}"]
+
+
 def _session_timestamp(date_text: str | None) -> float:
     if not date_text:
         return 0.0
@@ -230,6 +239,7 @@ def local_retriever(
                 lexical=lexical,
                 candidate_depth=candidate_depth,
                 fusion=fusion,
+                adjacent=adjacent_dialog_ids,
             )
         finally:
             for index in (vectors, lexical):

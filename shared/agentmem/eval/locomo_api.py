@@ -130,6 +130,7 @@ def evaluate_through_api(
     Returns the same shape as `agentmem.eval.locomo.evaluate`, plus `tokens` and `latency_ms`.
     """
     from agentmem.local.server import create_app
+    from agentmem.service.turn_recall import adjacent_turn_ids
     from agentmem.service.turn_search import HybridTurnRetriever
 
     started = time.perf_counter()
@@ -162,7 +163,7 @@ def evaluate_through_api(
                 assert recall is not None, "build_services always wires the turn recall"
                 recall.search = HybridTurnRetriever(
                     app.settings.tenant, embedder=app.services.memory.embedder,
-                    vectors=app.services.memory.vectors, lexical=None,
+                    vectors=app.services.memory.vectors, lexical=None, adjacent=adjacent_turn_ids,
                 )
             api = _Api(app)
             for sample in samples:

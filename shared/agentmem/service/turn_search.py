@@ -11,8 +11,12 @@ context only adds matches, while a sentence embedding of two turns blurs both me
 session date goes in both, so "What did Maria do in June 2023?" can match the turns of that month.
 
 A query is run against both indexes and the two candidate lists are fused by the mean of their
-max-normalised scores (`agentmem.domain.fusion.fuse_max_normalised`), equal weights: no weight is
-tuned on evaluation data, and the ranking barely depends on how many candidates were read.
+max-normalised scores (`agentmem.domain.fusion.fuse_max_normalised`), equal weights (other weights
+did not hold up under cross-validation), and the ranking barely depends on how many candidates
+were read. Then each candidate adds half its best neighbour's fused score (the turn just before or
+after it in its thread): an answer often spans two turns ("Did you go to the concert?" / "Yes,
+with my sister"), and the turn next to a strong match is often evidence too. That weight was chosen
+by cross-validation over conversations (docs/locomo-recall.md), and held out in every fold.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ FUSIONS: tuple[Fusion, ...] = ("max", "minmax", "rrf")
 # The keyword side's share of a fused score (the vector side has the rest).
 DEFAULT_LEXICAL_WEIGHT = 0.5
 # How much of its best neighbour's fused score a turn adds to its own (0: neighbours do not count).
-DEFAULT_NEIGHBOUR_WEIGHT = 0.0
+# Chosen by cross-validation over the development conversations (docs/locomo-recall.md).
+DEFAULT_NEIGHBOUR_WEIGHT = 0.5
 Adjacency = Callable[[str], Sequence[str]]
 """The ids of the turns said just before and after a turn (same session), from the turn's id."""
 
@@ -94,7 +99,14 @@ class HybridTurnRetriever:
     Works with both indexes or with either alone (pass None for the other): alone, the ranking is
     that index's own. Owners are the unit of isolation: a search sees only one owner's turns.
     `fusion` picks the rule that merges the two lists (see `agentmem.domain.fusion`); "max" is the
-    default, the others are there to compare against.
+    default, the others are there to compare against. `lexical_weight` is the keyword side's share
+    of a fused score.
+
+    Neighbours: given `adjacent` (which turns sit next to a turn: the ids are the caller's), each
+    candidate adds `neighbour_weight` times its best neighbour's score to its own, so the turns
+    around a strong match rise with it (`agentmem.domain.fusion.with_neighbours`); without
+    `adjacent` a turn is scored alone. `following_context` adds the next turn to a turn's keyword
+    text as well as the previous one; `dense_dates` puts the session date in the embedded text.
     """
 
     def __init__(
@@ -126,8 +138,8 @@ class HybridTurnRetriever:
         self._lexical = lexical
         if not 0.0 < lexical_weight < 1.0:
             raise ValueError("lexical_weight must be between 0 and 1 (exclusive)")
-        if neighbour_weight < 0 or (neighbour_weight > 0 and adjacent is None):
-            raise ValueError("neighbour_weight must be >= 0, and needs `adjacent` when above 0")
+        if neighbour_weight < 0:
+            raise ValueError("neighbour_weight must be >= 0")
         self._candidate_depth = candidate_depth
         self._fusion = fusion
         self._lexical_weight = lexical_weight
