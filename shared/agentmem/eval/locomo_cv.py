@@ -35,6 +35,7 @@ from typing import Any
 
 from agentmem.adapters.local.bm25_index import DEFAULT_B, LocalBm25Index
 from agentmem.adapters.local.vector_index import LocalVectorIndex
+from agentmem.domain.question_form import statement_form
 from agentmem.eval.locomo import (
     CATEGORY_NAMES,
     RecallsByCategory,
@@ -69,6 +70,7 @@ class Variant:
     dense_dates: bool = True
     bm25_b: float = DEFAULT_B
     neighbour_span: int = 1
+    statement_queries: bool = False
 
     @property
     def index_key(self) -> tuple[bool, bool, float]:
@@ -91,6 +93,7 @@ class Variant:
                 functools.partial(adjacent_turn_ids, span=self.neighbour_span) if self.neighbour_weight > 0 else None
             ),
             following_context=self.following_context, dense_dates=self.dense_dates,
+            dense_query=statement_form if self.statement_queries else None,
         )
 
 
@@ -123,6 +126,13 @@ STAGES: Mapping[str, tuple[Variant, ...]] = {
         replace(_NEIGHBOURS, name="neighbours-0.5+next-turn", following_context=True),
         replace(_NEIGHBOURS, name="neighbours-0.5+bm25-b-0.5", bm25_b=0.5),
         replace(_NEIGHBOURS, name="neighbours-0.5+lexical-0.4", lexical_weight=0.4),
+    ),
+    # Stage 3: rewriting the question for the vector side, with and without neighbours.
+    "queries": (
+        BASELINE,
+        replace(BASELINE, name="statement-queries", statement_queries=True),
+        _NEIGHBOURS,
+        replace(_NEIGHBOURS, name="neighbours-0.5+statement-queries", statement_queries=True),
     ),
 }
 

@@ -106,7 +106,8 @@ class HybridTurnRetriever:
     candidate adds `neighbour_weight` times its best neighbour's score to its own, so the turns
     around a strong match rise with it (`agentmem.domain.fusion.with_neighbours`); without
     `adjacent` a turn is scored alone. `following_context` adds the next turn to a turn's keyword
-    text as well as the previous one; `dense_dates` puts the session date in the embedded text.
+    text as well as the previous one; `dense_dates` puts the session date in the embedded text;
+    `dense_query` rewrites a query before the vector side embeds it (at the cost of one embedding).
     """
 
     def __init__(
@@ -123,6 +124,7 @@ class HybridTurnRetriever:
         adjacent: Adjacency | None = None,
         following_context: bool = False,
         dense_dates: bool = True,
+        dense_query: Callable[[str], str] | None = None,
     ) -> None:
         if (embedder is None) != (vectors is None):
             raise ValueError("dense search needs both an embedder and a vector index")
@@ -147,6 +149,7 @@ class HybridTurnRetriever:
         self._adjacent = adjacent
         self._following_context = following_context
         self._dense_dates = dense_dates
+        self._dense_query = dense_query
 
     def index_session(
         self, owner_id: str, turns: Sequence[ConversationTurn], preceding: ConversationTurn | None = None
@@ -217,8 +220,9 @@ class HybridTurnRetriever:
         """`search` for several queries, embedding them in one batch."""
         if k < 1:
             raise ValueError("k must be >= 1")
+        dense_queries = [self._dense_query(q) for q in queries] if self._dense_query else list(queries)
         query_vectors = (
-            self._embedder.embed(list(queries)) if self._embedder is not None and queries else None
+            self._embedder.embed(dense_queries) if self._embedder is not None and queries else None
         )
         return [
             self._search_one(owner_id, query, None if query_vectors is None else query_vectors[index], k)
@@ -234,6 +238,10 @@ class HybridTurnRetriever:
         """
         if k < 1:
             raise ValueError("k must be >= 1")
+        if self._dense_query is not None and self._embedder is not None and query_vector is not None:
+            rewritten = self._dense_query(query)
+            if rewritten != query:
+                query_vector = self._embedder.embed([rewritten])[0]
         return self._search_one(owner_id, query, query_vector, k)
 
     def _search_one(self, owner_id: str, query: str, query_vector: np.ndarray | None, k: int) -> list[FusedHit]:
