@@ -263,15 +263,15 @@ def test_the_next_turn_is_keyword_context_when_asked_for() -> None:
     assert dense_text(turn, dated=False) == "Ben: Yes."
 
 
-def test_with_next_turn_context_an_append_gives_the_turn_before_it_its_next_turn(tmp_path: Path) -> None:
+def test_next_turn_context_is_for_whole_sessions_and_refuses_an_append_after_a_turn(tmp_path: Path) -> None:
     lexical = LocalBm25Index(tmp_path / "lexical.sqlite3")
     search = HybridTurnRetriever("t", embedder=None, vectors=None, lexical=lexical, following_context=True)
     first = ConversationTurn("1", "Ana", "I finally went.")
     reply = ConversationTurn("2", "Ben", "To the ferry terminal in Mallorca?")
-    search.index_session("u", [first])
-    assert top_ids(search, "ferry Mallorca", 5, owner="u") == []
-    search.index_session("u", [reply], preceding=first)
+    search.index_session("u", [first, reply])
     assert sorted(top_ids(search, "ferry Mallorca", 5, owner="u")) == ["1", "2"]
+    with pytest.raises(ValueError, match="whole sessions"):
+        search.index_session("u", [ConversationTurn("3", "Ana", "Yes.")], preceding=reply)
     lexical.close()
 
 

@@ -188,8 +188,9 @@ class HybridTurnRetriever:
                     [*run[1:], None] if self._following_context else [None] * len(run)
                 )
                 if self._following_context and preceding is not None:
-                    # The turn before this run now has a next turn: its document gains it as context.
-                    documents.append((preceding.turn_id, lexical_text(preceding, None, run[0])))
+                    # The turn before would need its document rewritten with its own previous turn, which
+                    # this call does not have: next-turn context (measured, not the default) indexes whole threads.
+                    raise ValueError("following_context indexes whole sessions: no `preceding` turn")
                 documents.extend(
                     (turn.turn_id, lexical_text(turn, previous, following))
                     for turn, previous, following in zip(run, [preceding, *run[:-1]], followers, strict=True)
