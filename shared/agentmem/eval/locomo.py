@@ -275,18 +275,18 @@ def evaluate(
     per_category: dict[int, dict[int, list[float]]] = {}
     by_conversation: dict[str, Any] = {}
     chosen = select_samples(load_samples(path), conversations)
-    conversations = turns = skipped = irregular = missing = 0
+    counted = turns = skipped = irregular = missing = 0
     with local_retriever(
         retriever, embedder=embedder, candidate_depth=candidate_depth, fusion=fusion
     ) as search:
         for sample in chosen:
             conversation = read_conversation(sample)
-            conversations += 1
+            counted += 1
             own: RecallsByCategory = {}
             turns += sum(len(session) for session in conversation.sessions)
             irregular += conversation.evidence_entries_split
             missing += conversation.evidence_ids_missing
-            owner = conversation.sample_id or f"conversation-{conversations}"
+            owner = conversation.sample_id or f"conversation-{counted}"
             search.index_sessions(owner, conversation.sessions)
             scored = [question for question in conversation.questions if question.evidence]
             skipped += len(conversation.questions) - len(scored)
@@ -308,7 +308,7 @@ def evaluate(
             "skipped_without_evidence": skipped,
         },
         "evidence": {"entries_split": irregular, "ids_not_in_conversation": missing},
-        "conversations": conversations,
+        "conversations": counted,
         "turns": turns,
         "retriever": retriever,
         "fusion": fusion if retriever == "hybrid" else None,

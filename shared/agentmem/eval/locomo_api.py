@@ -151,7 +151,7 @@ def evaluate_through_api(
     tokens: list[int] = []
     by_conversation: dict[str, Any] = {}
     samples = select_samples(load_samples(path), conversations)[:limit_conversations]
-    conversations = turns = skipped = irregular = missing = 0
+    counted = turns = skipped = irregular = missing = 0
     # The handlers' metrics (CloudWatch EMF lines, printed) go to stderr: stdout is the eval's own answer.
     with tempfile.TemporaryDirectory(prefix="agentmem-locomo-api-") as folder, contextlib.redirect_stdout(sys.stderr):
         ports = {"embedder": embedder} if embedder is not None else None
@@ -168,11 +168,11 @@ def evaluate_through_api(
             api = _Api(app)
             for sample in samples:
                 conversation = read_conversation(sample)
-                conversations += 1
+                counted += 1
                 turns += sum(len(session) for session in conversation.sessions)
                 irregular += conversation.evidence_entries_split
                 missing += conversation.evidence_ids_missing
-                user = f"locomo-{conversation.sample_id or conversations}"
+                user = f"locomo-{conversation.sample_id or counted}"
                 dialog_ids = _ingest(api, app, user, conversation)
                 while app.worker.drain(timeout=600):
                     pass
@@ -210,7 +210,7 @@ def evaluate_through_api(
                     default_tokens.append(int(answer["tokens"]))
                 by_conversation[conversation.sample_id or user] = conversation_summary(own, ks)
                 if progress is not None:
-                    progress(conversations, len(samples))
+                    progress(counted, len(samples))
         finally:
             app.close()
             quiet.setLevel(level)
@@ -219,7 +219,7 @@ def evaluate_through_api(
         **recall_summary(per_category, ks),
         "questions": {**question_counts(per_category, ks), "skipped_without_evidence": skipped},
         "evidence": {"entries_split": irregular, "ids_not_in_conversation": missing},
-        "conversations": conversations,
+        "conversations": counted,
         "turns": turns,
         "retriever": "retrieve" + ("" if keyword_side else ", vector side only"),
         "fusion": None,

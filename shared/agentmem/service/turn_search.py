@@ -180,7 +180,7 @@ class HybridTurnRetriever:
                 ]
             )
         if self._lexical is not None:
-            documents = []
+            documents: list[tuple[str, str]] = []
             for run, preceding in runs:
                 if not run:
                     continue
