@@ -13,11 +13,13 @@ from agentmem.adapters.local.minilm import MiniLMEmbedder
 from agentmem.adapters.local.vector_index import LocalVectorIndex
 from agentmem.eval.locomo import (
     evaluate,
+    fold_conversations,
     format_table,
     main,
     parse_evidence,
     read_conversation,
     recall_at_k,
+    select_samples,
 )
 from agentmem.service.turn_search import ConversationTurn, HybridTurnRetriever, dense_text, lexical_text
 
@@ -249,3 +251,51 @@ def test_the_retriever_needs_an_index(tmp_path: Path, minilm: MiniLMEmbedder) ->
         HybridTurnRetriever("t", embedder=None, vectors=None, lexical=None)
     with pytest.raises(ValueError):
         HybridTurnRetriever("t", embedder=minilm, vectors=None, lexical=None)
+
+
+def test_the_next_turn_is_keyword_context_when_asked_for() -> None:
+    previous = ConversationTurn("1", "Ana", "Did you go?")
+    turn = ConversationTurn("2", "Ben", "Yes.", session_date="8 May, 2023")
+    following = ConversationTurn("3", "Ana", "How was the pottery class?")
+    assert lexical_text(turn, previous, following) == (
+        "(8 May, 2023) Ana: Did you go?\nBen: Yes.\nAna: How was the pottery class?"
+    )
+    assert dense_text(turn, dated=False) == "Ben: Yes."
+
+
+def test_next_turn_context_is_for_whole_sessions_and_refuses_an_append_after_a_turn(tmp_path: Path) -> None:
+    lexical = LocalBm25Index(tmp_path / "lexical.sqlite3")
+    search = HybridTurnRetriever("t", embedder=None, vectors=None, lexical=lexical, following_context=True)
+    first = ConversationTurn("1", "Ana", "I finally went.")
+    reply = ConversationTurn("2", "Ben", "To the ferry terminal in Mallorca?")
+    search.index_session("u", [first, reply])
+    assert sorted(top_ids(search, "ferry Mallorca", 5, owner="u")) == ["1", "2"]
+    with pytest.raises(ValueError, match="whole sessions"):
+        search.index_session("u", [ConversationTurn("3", "Ana", "Yes.")], preceding=reply)
+    lexical.close()
+
+
+def test_folds_split_the_conversations_and_a_subset_keeps_file_order() -> None:
+    ids = ["c1", "c2", "c3", "c4", "c5"]
+    folds = [fold_conversations(ids, 2, fold) for fold in (1, 2)]
+    assert folds == [["c1", "c3", "c5"], ["c2", "c4"]]
+    assert fold_conversations(ids, 5, 3) == ["c3"]
+    with pytest.raises(ValueError):
+        fold_conversations(ids, 6, 1)
+    with pytest.raises(ValueError):
+        fold_conversations(ids, 5, 0)
+    samples = [{"sample_id": i} for i in ids]
+    assert [s["sample_id"] for s in select_samples(samples, {"c4", "c2"})] == ["c2", "c4"]
+    with pytest.raises(ValueError, match="c9"):
+        select_samples(samples, ["c9"])
+
+
+def test_the_evaluation_reports_each_conversation_and_measures_only_those_asked(tmp_path: Path) -> None:
+    second = {**tiny_sample(), "sample_id": "conv-b"}
+    path = tmp_path / "two.json"
+    path.write_text(json.dumps([tiny_sample(), second]))
+    both = evaluate(path, retriever="lexical")
+    assert set(both["by_conversation"]) == {tiny_sample()["sample_id"], "conv-b"}
+    one = evaluate(path, retriever="lexical", conversations=["conv-b"])
+    assert one["conversations"] == 1 and list(one["by_conversation"]) == ["conv-b"]
+    assert one["by_conversation"]["conv-b"]["overall"] == both["by_conversation"]["conv-b"]["overall"]

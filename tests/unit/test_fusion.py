@@ -5,12 +5,14 @@ from __future__ import annotations
 import pytest
 from agentmem.domain.fusion import (
     DEFAULT_RRF_K,
+    FusedHit,
     ScoreList,
     fuse_max_normalised,
     fuse_min_max,
     max_normalise,
     min_max_normalise,
     reciprocal_rank_fusion,
+    with_neighbours,
 )
 from hypothesis import given
 from hypothesis import strategies as st
@@ -136,3 +138,28 @@ def test_rrf_counts_a_repeated_id_once_at_its_best_rank() -> None:
 def test_rrf_rejects_a_negative_k() -> None:
     with pytest.raises(ValueError):
         reciprocal_rank_fusion([["a"]], k=-1)
+
+
+# Neighbouring turns
+
+
+def _adjacent(item_id: str) -> list[str]:
+    number = int(item_id)
+    return [str(number - 1), str(number + 1)]
+
+
+def test_a_turn_next_to_a_strong_match_rises_above_an_isolated_weak_one() -> None:
+    hits = [FusedHit("10", 1.0), FusedHit("30", 0.42), FusedHit("11", 0.40)]
+    ranked = with_neighbours(hits, _adjacent, 0.2)
+    assert [hit.item_id for hit in ranked] == ["10", "11", "30"]
+    assert ranked[1].score == pytest.approx(0.40 + 0.2 * 1.0)
+    assert ranked[0].score == pytest.approx(1.0 + 0.2 * 0.40)
+
+
+def test_a_neighbour_outside_the_candidates_adds_nothing_and_weight_zero_changes_nothing() -> None:
+    hits = [FusedHit("10", 0.9), FusedHit("20", 0.5)]
+    assert with_neighbours(hits, _adjacent, 0.5) == hits
+    close = [FusedHit("1", 0.9), FusedHit("5", 0.5), FusedHit("2", 0.45)]
+    assert with_neighbours(close, _adjacent, 0.0) == close
+    with pytest.raises(ValueError):
+        with_neighbours(close, _adjacent, -0.1)

@@ -343,9 +343,18 @@ def _demo_llm(kind: str):  # type: ignore[no-untyped-def]
 @click.option("--min-recall-at", "min_recall_at", multiple=True, metavar="K=PERCENT",
               help="Fail (exit 1) when the overall recall@K is below PERCENT (as the table prints it); "
                    "K from 1 to 50. Repeatable.")
+@click.option("--conversations", "conversation_ids", default=None, metavar="ID,ID",
+              help="Only these conversations (sample ids, comma-separated), e.g. conv-26,conv-30.")
+@click.option("--folds", type=click.IntRange(min=2), default=None,
+              help="Cross-validation: split the conversations into this many folds (every FOLDS-th one).")
+@click.option("--fold", type=click.IntRange(min=1), default=None,
+              help="With --folds: measure this fold only (1 to FOLDS), the conversations reported on.")
+@click.option("--tuning-side", is_flag=True,
+              help="With --folds/--fold: measure the other folds instead, the conversations tuned on.")
 @verbose_option
 def eval_locomo(path: Path | None, as_json: bool, vector_only: bool, library: bool, retriever: str,
-                min_recall_at: tuple[str, ...], verbose: bool) -> None:
+                min_recall_at: tuple[str, ...], conversation_ids: str | None, folds: int | None,
+                fold: int | None, tuning_side: bool, verbose: bool) -> None:
     """Recall@5/10/25/50 of `retrieve`'s recalled turns on a LoCoMo file, per category and overall.
 
     Each conversation is ingested through the HTTP API as a new user would (one thread per session,
@@ -359,12 +368,28 @@ def eval_locomo(path: Path | None, as_json: bool, vector_only: bool, library: bo
 
     quiet_third_parties(verbose)
     path = _eval_file(path, "locomo-dev.json")
-    from agentmem.eval.locomo import load_samples
+    from agentmem.eval.locomo import fold_conversations, load_samples
 
     try:
-        load_samples(path)
-    except (ValueError, OSError) as exc:
+        sample_ids = [str(sample.get("sample_id", "")) for sample in load_samples(path)]
+    except (ValueError, OSError, AttributeError) as exc:
         raise click.ClickException(f"{path}: not a LoCoMo file ({str(exc).splitlines()[0]})") from None
+    chosen: list[str] | None = None
+    if conversation_ids is not None:
+        chosen = [part.strip() for part in conversation_ids.split(",") if part.strip()]
+        unknown = sorted(set(chosen) - set(sample_ids))
+        if unknown:
+            raise click.BadParameter(f"not in {path.name}: {', '.join(unknown)}", param_hint="--conversations")
+    if (folds is None) != (fold is None) or (tuning_side and folds is None):
+        raise click.UsageError("--folds and --fold go together (and --tuning-side needs both)")
+    if folds is not None and fold is not None:
+        if chosen is not None:
+            raise click.UsageError("give --conversations or --folds/--fold, not both")
+        try:
+            held_out = fold_conversations(sample_ids, folds, fold)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--fold") from None
+        chosen = [i for i in sample_ids if i not in held_out] if tuning_side else held_out
 
     from agentmem.eval.floors import locomo_shortfalls, parse_floor
     from agentmem.eval.locomo import KS, evaluate, format_table
@@ -377,7 +402,7 @@ def eval_locomo(path: Path | None, as_json: bool, vector_only: bool, library: bo
         raise click.BadParameter("K must be from 1 to 50", param_hint="--min-recall-at")
     ks = sorted({*KS, *floors})
     if library:
-        result = evaluate(path, retriever=retriever, ks=ks)  # type: ignore[arg-type]
+        result = evaluate(path, retriever=retriever, ks=ks, conversations=chosen)  # type: ignore[arg-type]
         click.echo(json.dumps(result, indent=2) if as_json else format_table(result))
     else:
         from agentmem.eval.locomo_api import evaluate_through_api, format_extras
@@ -388,7 +413,9 @@ def eval_locomo(path: Path | None, as_json: bool, vector_only: bool, library: bo
                 bar.length = total
                 bar.update(done - bar.pos)
 
-            result = evaluate_through_api(path, keyword_side=not vector_only, ks=ks, progress=advance)
+            result = evaluate_through_api(
+                path, keyword_side=not vector_only, ks=ks, conversations=chosen, progress=advance
+            )
         click.echo(json.dumps(result, indent=2) if as_json else format_table(result) + "\n" + format_extras(result))
     _judge_floors(locomo_shortfalls(result, floors), len(floors))
 

@@ -181,12 +181,23 @@ def erase(user_id: str | None, agent_id: str | None, yes: bool, **target: Any) -
 
 @click.command()
 @click.option("--agent", "agents", multiple=True, help="Only this agent (repeatable); default: every agent.")
+@click.option("--turns", is_flag=True,
+              help="Re-index every user's stored turns for recall instead (after the turn search's indexed "
+                   "text or the embedding model changed; a data folder from an older agentmem).")
 @data_target_options
-def reindex(agents: tuple[str, ...], **target: Any) -> None:
+def reindex(agents: tuple[str, ...], turns: bool, **target: Any) -> None:
     """Rebuild the vector index from the record store: embed every live lesson again and index it."""
-    from agentmem.service.maintenance import iter_lessons, reindex_lessons
+    from agentmem.service.maintenance import iter_lessons, reindex_lessons, reindex_turns
 
     services = Target.from_options(target).services()
+    if turns:
+        if agents:
+            raise click.UsageError("--turns re-indexes users' turns: it takes no --agent")
+        if services.turn_recall is None:
+            raise click.ClickException("this target has no turn recall")
+        done = reindex_turns(services.conversations, services.turn_recall)
+        click.echo(f"reindexed {done.turns} turn(s) in {done.threads} thread(s) of {done.users} user(s)")
+        return
     memory = services.memory
     chosen = list(agents) or memory.store.list_agents_with_memories(memory.tenant)
     total = sum(1 for agent in chosen for _ in iter_lessons(memory, agent))

@@ -14,7 +14,7 @@ reciprocal-rank fusion ignores scores altogether. Both are kept for comparison.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 # Cormack, Clarke and Buettcher (SIGIR 2009): the constant that damps the weight of the first ranks.
@@ -135,4 +135,24 @@ def reciprocal_rank_fusion(
                 continue
             seen.add(item_id)
             totals[item_id] = totals.get(item_id, 0.0) + weight / (k + rank)
+    return _ranked(totals)
+
+
+def with_neighbours(
+    hits: Sequence[FusedHit], adjacent: Callable[[str], Sequence[str]], weight: float
+) -> list[FusedHit]:
+    """`hits` re-ranked with each item's score raised by `weight` times its best neighbour's score.
+
+    `adjacent(item_id)` names the items next to it (in a conversation: the turns just before and
+    after); a neighbour missing from `hits` adds nothing. An answer often spans two turns ("Did you
+    go?" / "Yes, with my sister"), so a turn next to a strong match is likelier to be evidence too.
+    Scores are read from `hits` as given, so the result does not depend on the order of updates.
+    """
+    if weight < 0:
+        raise ValueError("weight must be >= 0")
+    score = {hit.item_id: hit.score for hit in hits}
+    totals = {
+        hit.item_id: hit.score + weight * max((score.get(other, 0.0) for other in adjacent(hit.item_id)), default=0.0)
+        for hit in hits
+    }
     return _ranked(totals)

@@ -94,6 +94,30 @@ def load_samples(path: str | Path) -> list[dict[str, Any]]:
     return samples
 
 
+def fold_conversations(sample_ids: Sequence[str], folds: int, fold: int) -> list[str]:
+    """The conversations of fold `fold` (1 to `folds`): every `folds`-th id of the file, from the `fold`-th.
+
+    With 5 folds of 5 conversations each fold is one conversation; the other folds are what a
+    cross-validation tunes on while it reports on this one.
+    """
+    if folds < 2 or not 1 <= fold <= folds:
+        raise ValueError("need folds >= 2 and 1 <= fold <= folds")
+    if folds > len(sample_ids):
+        raise ValueError(f"{folds} folds for {len(sample_ids)} conversations")
+    return list(sample_ids[fold - 1 :: folds])
+
+
+def select_samples(samples: Sequence[dict[str, Any]], conversations: Collection[str] | None) -> list[dict[str, Any]]:
+    """The samples whose `sample_id` is in `conversations` (all of them for None), in file order."""
+    if conversations is None:
+        return list(samples)
+    known = {str(sample.get("sample_id", "")) for sample in samples}
+    unknown = sorted(set(conversations) - known)
+    if unknown:
+        raise ValueError(f"no such conversation in the file: {', '.join(unknown)}")
+    return [sample for sample in samples if str(sample.get("sample_id", "")) in conversations]
+
+
 def parse_evidence(entries: Sequence[str], known_ids: Collection[str]) -> tuple[list[str], int, int]:
     """The distinct turn ids a question's evidence names, in order, keeping only those in `known_ids`.
 
@@ -120,6 +144,15 @@ def recall_at_k(ranked_ids: Sequence[str], evidence: Collection[str], k: int) ->
         raise ValueError("recall needs at least one evidence id")
     top = set(ranked_ids[:k])
     return sum(1 for turn_id in evidence if turn_id in top) / len(evidence)
+
+
+def adjacent_dialog_ids(turn_id: str) -> list[str]:
+    """The dialog ids just before and after one ("D3:5" -> "D3:4", "D3:6"): the library path's `Adjacency`."""
+    found = _DIALOG_ID.fullmatch(turn_id)
+    if found is None:
+        return []
+    session, turn = int(found.group(1)), int(found.group(2))
+    return [f"D{session}:{turn - 1}", f"D{session}:{turn + 1}"]
 
 
 def _session_timestamp(date_text: str | None) -> float:
@@ -206,6 +239,7 @@ def local_retriever(
                 lexical=lexical,
                 candidate_depth=candidate_depth,
                 fusion=fusion,
+                adjacent=adjacent_dialog_ids,
             )
         finally:
             for index in (vectors, lexical):
@@ -225,8 +259,10 @@ def evaluate(
     ks: Sequence[int] = KS,
     candidate_depth: int = DEFAULT_CANDIDATE_DEPTH,
     fusion: Fusion = "max",
+    conversations: Collection[str] | None = None,
 ) -> dict[str, Any]:
-    """Recall@k per category and overall for every conversation in the LoCoMo file at `path`.
+    """Recall@k per category and overall for every conversation in the LoCoMo file at `path`
+    (or those whose sample id is in `conversations`).
 
     Returns `{"overall": {"5": r, ...}, "overall_without_adversarial": {...}, "by_category":
     {"1": {"5": r, ...}, ...}, "questions": {...}, ...}`, recalls as fractions (None for a group
@@ -237,17 +273,20 @@ def evaluate(
     if not ks or ks[0] < 1:
         raise ValueError("k values must be >= 1")
     per_category: dict[int, dict[int, list[float]]] = {}
-    conversations = turns = skipped = irregular = missing = 0
+    by_conversation: dict[str, Any] = {}
+    chosen = select_samples(load_samples(path), conversations)
+    counted = turns = skipped = irregular = missing = 0
     with local_retriever(
         retriever, embedder=embedder, candidate_depth=candidate_depth, fusion=fusion
     ) as search:
-        for sample in load_samples(path):
+        for sample in chosen:
             conversation = read_conversation(sample)
-            conversations += 1
+            counted += 1
+            own: RecallsByCategory = {}
             turns += sum(len(session) for session in conversation.sessions)
             irregular += conversation.evidence_entries_split
             missing += conversation.evidence_ids_missing
-            owner = conversation.sample_id or f"conversation-{conversations}"
+            owner = conversation.sample_id or f"conversation-{counted}"
             search.index_sessions(owner, conversation.sessions)
             scored = [question for question in conversation.questions if question.evidence]
             skipped += len(conversation.questions) - len(scored)
@@ -255,8 +294,12 @@ def evaluate(
             for question, hits in zip(scored, rankings, strict=True):
                 ranked_ids = [hit.item_id for hit in hits]
                 recalls = per_category.setdefault(question.category, {k: [] for k in ks})
+                mine = own.setdefault(question.category, {k: [] for k in ks})
                 for k in ks:
-                    recalls[k].append(recall_at_k(ranked_ids, question.evidence, k))
+                    value = recall_at_k(ranked_ids, question.evidence, k)
+                    recalls[k].append(value)
+                    mine[k].append(value)
+            by_conversation[owner] = conversation_summary(own, ks)
 
     return {
         **recall_summary(per_category, ks),
@@ -265,16 +308,27 @@ def evaluate(
             "skipped_without_evidence": skipped,
         },
         "evidence": {"entries_split": irregular, "ids_not_in_conversation": missing},
-        "conversations": conversations,
+        "conversations": counted,
         "turns": turns,
         "retriever": retriever,
         "fusion": fusion if retriever == "hybrid" else None,
         "candidate_depth": candidate_depth,
+        "by_conversation": by_conversation,
         "seconds": round(time.perf_counter() - started, 1),
     }
 
 
 RecallsByCategory = dict[int, dict[int, list[float]]]
+
+
+def conversation_summary(per_category: RecallsByCategory, ks: Sequence[int]) -> dict[str, Any]:
+    """One conversation's recall (overall and per category) and question counts, for `by_conversation`."""
+    summary = recall_summary(per_category, ks)
+    return {
+        "overall": summary["overall"],
+        "by_category": summary["by_category"],
+        "questions": question_counts(per_category, ks),
+    }
 
 
 def recall_summary(per_category: RecallsByCategory, ks: Sequence[int]) -> dict[str, Any]:

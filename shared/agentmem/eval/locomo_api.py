@@ -34,7 +34,7 @@ import logging
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,11 +42,13 @@ from agentmem.eval.locomo import (
     KS,
     Conversation,
     RecallsByCategory,
+    conversation_summary,
     load_samples,
     question_counts,
     read_conversation,
     recall_at_k,
     recall_summary,
+    select_samples,
 )
 from agentmem.ports.embedder import Embedder
 
@@ -116,16 +118,21 @@ def evaluate_through_api(
     embedder: Embedder | None = None,
     ks: Sequence[int] = KS,
     limit_conversations: int | None = None,
+    conversations: Collection[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     ports: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Recall@k of `retrieve`'s `recalled` turns on a LoCoMo file, per category and overall.
+
+    `conversations` keeps only the samples with those ids (a cross-validation fold); the result's
+    `by_conversation` has each conversation's own recall, so folds can be scored from one run.
 
     `progress(done, total)` is called after each conversation (a progress bar's hook).
 
     Returns the same shape as `agentmem.eval.locomo.evaluate`, plus `tokens` and `latency_ms`.
     """
     from agentmem.local.server import create_app
+    from agentmem.service.turn_recall import adjacent_turn_ids
     from agentmem.service.turn_search import HybridTurnRetriever
 
     started = time.perf_counter()
@@ -144,8 +151,9 @@ def evaluate_through_api(
     default_latencies: list[float] = []
     default_tokens: list[int] = []
     tokens: list[int] = []
-    conversations = turns = skipped = irregular = missing = 0
-    samples = load_samples(path)[:limit_conversations]
+    by_conversation: dict[str, Any] = {}
+    samples = select_samples(load_samples(path), conversations)[:limit_conversations]
+    counted = turns = skipped = irregular = missing = 0
     # The handlers' metrics (CloudWatch EMF lines, printed) go to stderr: stdout is the eval's own answer.
     with tempfile.TemporaryDirectory(prefix="agentmem-locomo-api-") as folder, contextlib.redirect_stdout(sys.stderr):
         adapters = {**(ports or {}), **({"embedder": embedder} if embedder is not None else {})}
@@ -157,16 +165,16 @@ def evaluate_through_api(
                 assert recall is not None, "build_services always wires the turn recall"
                 recall.search = HybridTurnRetriever(
                     app.settings.tenant, embedder=app.services.memory.embedder,
-                    vectors=app.services.memory.vectors, lexical=None,
+                    vectors=app.services.memory.vectors, lexical=None, adjacent=adjacent_turn_ids,
                 )
             api = _Api(app)
             for sample in samples:
                 conversation = read_conversation(sample)
-                conversations += 1
+                counted += 1
                 turns += sum(len(session) for session in conversation.sessions)
                 irregular += conversation.evidence_entries_split
                 missing += conversation.evidence_ids_missing
-                user = f"locomo-{conversation.sample_id or conversations}"
+                user = f"locomo-{conversation.sample_id or counted}"
                 dialog_ids = _ingest(api, app, user, conversation)
                 while app.worker.drain(timeout=600):
                     pass
@@ -174,6 +182,7 @@ def evaluate_through_api(
                     raise RuntimeError("events still pending after draining: indexing did not finish")
                 scored = [question for question in conversation.questions if question.evidence]
                 skipped += len(conversation.questions) - len(scored)
+                own: RecallsByCategory = {}
                 for number, question in enumerate(scored, start=1):
                     body = {
                         "input": question.text, "userId": user, "threadId": f"question-{number}",
@@ -187,8 +196,11 @@ def evaluate_through_api(
                     tokens.append(int(answer["tokens"]))
                     ranked = [dialog_ids.get((r["threadId"], int(r["seq"])), "") for r in answer["recalled"]]
                     recalls = per_category.setdefault(question.category, {k: [] for k in ks})
+                    mine = own.setdefault(question.category, {k: [] for k in ks})
                     for k in ks:
-                        recalls[k].append(recall_at_k(ranked, question.evidence, k))
+                        value = recall_at_k(ranked, question.evidence, k)
+                        recalls[k].append(value)
+                        mine[k].append(value)
                     # The same question as an agent asks it by default (recallK 5, tokenBudget 2000).
                     began = time.perf_counter()
                     status, answer = api("POST", f"/v1/agents/{AGENT}/retrieve", {
@@ -198,8 +210,9 @@ def evaluate_through_api(
                     if status != 200:
                         raise RuntimeError(f"retrieve failed: {status} {answer}")
                     default_tokens.append(int(answer["tokens"]))
+                by_conversation[conversation.sample_id or user] = conversation_summary(own, ks)
                 if progress is not None:
-                    progress(conversations, len(samples))
+                    progress(counted, len(samples))
         finally:
             app.close()
             quiet.setLevel(level)
@@ -208,7 +221,7 @@ def evaluate_through_api(
         **recall_summary(per_category, ks),
         "questions": {**question_counts(per_category, ks), "skipped_without_evidence": skipped},
         "evidence": {"entries_split": irregular, "ids_not_in_conversation": missing},
-        "conversations": conversations,
+        "conversations": counted,
         "turns": turns,
         "retriever": "retrieve" + ("" if keyword_side else ", vector side only"),
         "fusion": None,
@@ -230,6 +243,7 @@ def evaluate_through_api(
                 "p95": _round(_percentile(default_latencies, 0.95)),
             },
         },
+        "by_conversation": by_conversation,
         "seconds": round(time.perf_counter() - started, 1),
     }
 

@@ -9,7 +9,9 @@ from typing import Any
 from agentmem.domain.errors import InvalidInput
 from agentmem.domain.models import Feedback, Memory, Run
 from agentmem.ports.vectors import VectorItem
+from agentmem.service.conversations import ConversationService
 from agentmem.service.memory import MemoryService
+from agentmem.service.turn_recall import TurnRecallService
 
 EXPORT_FORMAT = "agentmem.lessons/v1"
 BATCH = 32
@@ -56,6 +58,52 @@ def reindex_lessons(
         report.by_agent[agent_id] = count
         report.indexed += count
     return report
+
+
+@dataclass
+class TurnReindexReport:
+    users: int = 0
+    threads: int = 0
+    turns: int = 0
+
+
+def reindex_turns(
+    conversations: ConversationService,
+    recall: TurnRecallService,
+    users: Sequence[str] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> TurnReindexReport:
+    """Index every stored turn again for recall (after the indexed text or the model changed).
+
+    The transcripts are the source of truth: each thread is indexed from its first turn, as it would be
+    appended today; indexing replaces a turn's documents, so an interrupted run can simply be run again.
+    """
+    report = TurnReindexReport()
+    for user_id in users if users is not None else _all_users(conversations):
+        report.users += 1
+        cursor = None
+        while True:
+            page = conversations.list_threads(user_id, limit=100, cursor=cursor)
+            for thread in page.items:
+                indexed = recall.index_appended(user_id, thread.thread_id, 1, thread.last_seq)
+                report.threads += 1
+                report.turns += indexed
+                if progress:
+                    progress(indexed)
+            if not page.next_cursor:
+                break
+            cursor = page.next_cursor
+    return report
+
+
+def _all_users(conversations: ConversationService) -> Iterator[str]:
+    cursor = None
+    while True:
+        page = conversations.list_users(limit=100, cursor=cursor)
+        yield from (user.user_id for user in page.items)
+        if not page.next_cursor:
+            return
+        cursor = page.next_cursor
 
 
 def _index_batch(

@@ -58,6 +58,15 @@ def parse_turn_item_id(item_id: str) -> tuple[str, int] | None:
     return thread_id, int(seq)
 
 
+def adjacent_turn_ids(item_id: str, span: int = 1) -> list[str]:
+    """The ids of the `span` turns just before and after an indexed turn in its thread (an `Adjacency`)."""
+    key = parse_turn_item_id(item_id)
+    if key is None:
+        return []
+    thread_id, seq = key
+    return [turn_item_id(thread_id, seq + step) for distance in range(1, span + 1) for step in (-distance, distance)]
+
+
 def turn_date(created_at: float) -> str:
     """When a turn was said, as indexed and shown: "1:56 pm on 8 May 2023" (UTC)."""
     moment = datetime.fromtimestamp(created_at, UTC)

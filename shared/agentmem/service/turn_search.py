@@ -11,13 +11,17 @@ context only adds matches, while a sentence embedding of two turns blurs both me
 session date goes in both, so "What did Maria do in June 2023?" can match the turns of that month.
 
 A query is run against both indexes and the two candidate lists are fused by the mean of their
-max-normalised scores (`agentmem.domain.fusion.fuse_max_normalised`), equal weights: no weight is
-tuned on evaluation data, and the ranking barely depends on how many candidates were read.
+max-normalised scores (`agentmem.domain.fusion.fuse_max_normalised`), equal weights (other weights
+did not hold up under cross-validation), and the ranking barely depends on how many candidates
+were read. Then each candidate adds half its best neighbour's fused score (the turn just before or
+after it in its thread): an answer often spans two turns ("Did you go to the concert?" / "Yes,
+with my sister"), and the turn next to a strong match is often evidence too. That weight was chosen
+by cross-validation over conversations (docs/locomo-recall.md), and held out in every fold.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -29,6 +33,7 @@ from agentmem.domain.fusion import (
     fuse_max_normalised,
     fuse_min_max,
     reciprocal_rank_fusion,
+    with_neighbours,
 )
 from agentmem.ports.embedder import Embedder
 from agentmem.ports.lexical import LexicalIndex
@@ -40,6 +45,13 @@ TURN_KIND: VectorKind = "turn"
 DEFAULT_CANDIDATE_DEPTH = 100
 Fusion = Literal["max", "minmax", "rrf"]
 FUSIONS: tuple[Fusion, ...] = ("max", "minmax", "rrf")
+# The keyword side's share of a fused score (the vector side has the rest).
+DEFAULT_LEXICAL_WEIGHT = 0.5
+# How much of its best neighbour's fused score a turn adds to its own (0: neighbours do not count).
+# Chosen by cross-validation over the development conversations (docs/locomo-recall.md).
+DEFAULT_NEIGHBOUR_WEIGHT = 0.5
+Adjacency = Callable[[str], Sequence[str]]
+"""The ids of the turns said just before and after a turn (same session), from the turn's id."""
 
 
 @dataclass(frozen=True)
@@ -65,15 +77,19 @@ def _utterance(turn: ConversationTurn) -> str:
     return line
 
 
-def dense_text(turn: ConversationTurn) -> str:
-    """The text embedded for a turn: its date, speaker, words and image caption."""
+def dense_text(turn: ConversationTurn, *, dated: bool = True) -> str:
+    """The text embedded for a turn: its date (unless `dated` is False), speaker, words and image caption."""
     line = _utterance(turn)
-    return f"({turn.session_date}) {line}" if turn.session_date else line
+    return f"({turn.session_date}) {line}" if turn.session_date and dated else line
 
 
-def lexical_text(turn: ConversationTurn, previous: ConversationTurn | None) -> str:
-    """The text a turn is found by with keywords: `dense_text` with the previous turn's words first."""
-    body = _utterance(turn) if previous is None else f"{_utterance(previous)}\n{_utterance(turn)}"
+def lexical_text(
+    turn: ConversationTurn, previous: ConversationTurn | None, following: ConversationTurn | None = None
+) -> str:
+    """The text a turn is found by with keywords: `dense_text` with the previous turn's words first
+    (and, when given, the next turn's words after)."""
+    parts = [_utterance(t) for t in (previous, turn, following) if t is not None]
+    body = "\n".join(parts)
     return f"({turn.session_date}) {body}" if turn.session_date else body
 
 
@@ -83,7 +99,15 @@ class HybridTurnRetriever:
     Works with both indexes or with either alone (pass None for the other): alone, the ranking is
     that index's own. Owners are the unit of isolation: a search sees only one owner's turns.
     `fusion` picks the rule that merges the two lists (see `agentmem.domain.fusion`); "max" is the
-    default, the others are there to compare against.
+    default, the others are there to compare against. `lexical_weight` is the keyword side's share
+    of a fused score.
+
+    Neighbours: given `adjacent` (which turns sit next to a turn: the ids are the caller's), each
+    candidate adds `neighbour_weight` times its best neighbour's score to its own, so the turns
+    around a strong match rise with it (`agentmem.domain.fusion.with_neighbours`); without
+    `adjacent` a turn is scored alone. `following_context` adds the next turn to a turn's keyword
+    text as well as the previous one; `dense_dates` puts the session date in the embedded text;
+    `dense_query` rewrites a query before the vector side embeds it (at the cost of one embedding).
     """
 
     def __init__(
@@ -95,6 +119,12 @@ class HybridTurnRetriever:
         lexical: LexicalIndex | None,
         candidate_depth: int = DEFAULT_CANDIDATE_DEPTH,
         fusion: Fusion = "max",
+        lexical_weight: float = DEFAULT_LEXICAL_WEIGHT,
+        neighbour_weight: float = DEFAULT_NEIGHBOUR_WEIGHT,
+        adjacent: Adjacency | None = None,
+        following_context: bool = False,
+        dense_dates: bool = True,
+        dense_query: Callable[[str], str] | None = None,
     ) -> None:
         if (embedder is None) != (vectors is None):
             raise ValueError("dense search needs both an embedder and a vector index")
@@ -108,8 +138,18 @@ class HybridTurnRetriever:
         self._embedder = embedder
         self._vectors = vectors
         self._lexical = lexical
+        if not 0.0 < lexical_weight < 1.0:
+            raise ValueError("lexical_weight must be between 0 and 1 (exclusive)")
+        if neighbour_weight < 0:
+            raise ValueError("neighbour_weight must be >= 0")
         self._candidate_depth = candidate_depth
         self._fusion = fusion
+        self._lexical_weight = lexical_weight
+        self._neighbour_weight = neighbour_weight
+        self._adjacent = adjacent
+        self._following_context = following_context
+        self._dense_dates = dense_dates
+        self._dense_query = dense_query
 
     def index_session(
         self, owner_id: str, turns: Sequence[ConversationTurn], preceding: ConversationTurn | None = None
@@ -132,7 +172,7 @@ class HybridTurnRetriever:
         if not turns:
             return
         if self._vectors is not None and self._embedder is not None:
-            vectors = self._embedder.embed([dense_text(turn) for turn in turns])
+            vectors = self._embedder.embed([dense_text(turn, dated=self._dense_dates) for turn in turns])
             self._vectors.upsert(
                 [
                     VectorItem(self.tenant, TURN_KIND, owner_id, turn.turn_id, vector, turn.created_at)
@@ -140,12 +180,21 @@ class HybridTurnRetriever:
                 ]
             )
         if self._lexical is not None:
-            documents = [
-                (turn.turn_id, lexical_text(turn, previous))
-                for run, preceding in runs
-                if run
-                for turn, previous in zip(run, [preceding, *run[:-1]], strict=True)
-            ]
+            documents: list[tuple[str, str]] = []
+            for run, preceding in runs:
+                if not run:
+                    continue
+                followers: list[ConversationTurn | None] = (
+                    [*run[1:], None] if self._following_context else [None] * len(run)
+                )
+                if self._following_context and preceding is not None:
+                    # The turn before would need its document rewritten with its own previous turn, which
+                    # this call does not have: next-turn context (measured, not the default) indexes whole threads.
+                    raise ValueError("following_context indexes whole sessions: no `preceding` turn")
+                documents.extend(
+                    (turn.turn_id, lexical_text(turn, previous, following))
+                    for turn, previous, following in zip(run, [preceding, *run[:-1]], followers, strict=True)
+                )
             self._lexical.upsert(self.tenant, TURN_KIND, owner_id, documents)
 
     def forget_turns(self, owner_id: str, turn_ids: Sequence[str]) -> None:
@@ -172,8 +221,9 @@ class HybridTurnRetriever:
         """`search` for several queries, embedding them in one batch."""
         if k < 1:
             raise ValueError("k must be >= 1")
+        dense_queries = [self._dense_query(q) for q in queries] if self._dense_query else list(queries)
         query_vectors = (
-            self._embedder.embed(list(queries)) if self._embedder is not None and queries else None
+            self._embedder.embed(dense_queries) if self._embedder is not None and queries else None
         )
         return [
             self._search_one(owner_id, query, None if query_vectors is None else query_vectors[index], k)
@@ -189,6 +239,10 @@ class HybridTurnRetriever:
         """
         if k < 1:
             raise ValueError("k must be >= 1")
+        if self._dense_query is not None and self._embedder is not None and query_vector is not None:
+            rewritten = self._dense_query(query)
+            if rewritten != query:
+                query_vector = self._embedder.embed([rewritten])[0]
         return self._search_one(owner_id, query, query_vector, k)
 
     def _search_one(self, owner_id: str, query: str, query_vector: np.ndarray | None, k: int) -> list[FusedHit]:
@@ -208,9 +262,13 @@ class HybridTurnRetriever:
     def _fused(self, lists: list[ScoreList]) -> list[FusedHit]:
         if len(lists) == 1:
             # One index: keep its own scores, which say more than a normalised copy of them.
-            return [FusedHit(item_id, score) for item_id, score in lists[0].scores.items()]
-        if self._fusion == "rrf":
+            fused = [FusedHit(item_id, score) for item_id, score in lists[0].scores.items()]
+        elif self._fusion == "rrf":
             return reciprocal_rank_fusion([list(entry.scores) for entry in lists])
-        if self._fusion == "minmax":
-            return fuse_min_max(lists)
-        return fuse_max_normalised(lists)
+        elif self._fusion == "minmax":
+            fused = fuse_min_max(lists, [1.0 - self._lexical_weight, self._lexical_weight])
+        else:
+            fused = fuse_max_normalised(lists, [1.0 - self._lexical_weight, self._lexical_weight])
+        if self._neighbour_weight > 0 and self._adjacent is not None:
+            fused = with_neighbours(fused, self._adjacent, self._neighbour_weight)
+        return fused
