@@ -228,6 +228,8 @@ class PersonNameFinder:
                 continue  # "flew to Coles", "I am in Akureyri": one word after a place's preposition
             if len(run) == 1 and run[0].text.casefold() in english:
                 continue  # "Love it!", "Glad to hear": one word that is also an English verb or adjective
+            if len(run) == 1 and gazetteer.is_rare(run[0].text) and run[0].text.casefold() in known:
+                continue  # "Lemon tiles", "River views": an English noun that is a name in one or two locales
             if gazetteer.is_first(run[0].text):
                 add(run[0].start, run[-1].end, GAZETTEER_SCORE)
         # Lower-case given name + surname.

@@ -140,8 +140,15 @@ def build_recognizer() -> PatternRecognizer:
             nlp_artifacts: NlpArtifacts | None = None,
             regex_flags: int | None = None,
         ) -> list[RecognizerResult]:
-            """A street followed on its line by just ", City" ends before the city, a place of its own."""
-            results = super().analyze(text, entities, nlp_artifacts, regex_flags)
+            """A street followed on its line by just ", City" ends before the city, a place of its own; a
+            street word before lower-case words and no number is a common noun ("Plaza access", "via the
+            coast")."""
+            results = [
+                result
+                for result in super().analyze(text, entities, nlp_artifacts, regex_flags)
+                if any(char.isdigit() for char in text[result.start : result.end])
+                or any(word[:1].isupper() for word in text[result.start : result.end].split()[1:])
+            ]
             for result in results:
                 value = text[result.start : result.end]
                 if "\n" not in value:
