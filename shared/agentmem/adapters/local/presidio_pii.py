@@ -170,8 +170,8 @@ class PresidioPiiDetector:
                 or (result.entity_type == NRP and noun_phrases.describes_a_thing(text, end))
                 or (result.entity_type == PERSON and " " not in text[start:end]
                     and not _common_name(text[start:end]) and noun_phrases.after_a_determiner(text, start))
-                or noun_phrases.modifies_a_noun(
-                    text, start, end, result.entity_type == PERSON and _common_name(text[start:end]))
+                or (result.entity_type in (PERSON, LOCATION) and noun_phrases.modifies_a_noun(
+                    text, start, end, result.entity_type == PERSON and _common_name(text[start:end])))
                 or (result.entity_type == LOCATION and _DEMONYM.fullmatch(text, start, end) is not None
                     and noun_phrases.describes_a_thing(text, end))
                 or (recognizer == _SPACY_RECOGNIZER and _common_lower_case_word(text, start, end, result.entity_type))
