@@ -10,7 +10,9 @@ per type with the same span-overlap rules as `agentmem eval pii`:
   (Faker's yo_NG, vi_VN, ga_IE, ...). Faker's names are also the gazetteer's (``name_gazetteer``), so
   half the names come from mimesis (a dev dependency with its own name lists, which the gazetteer has
   never seen): ``names`` scores both, ``names-mimesis`` those alone;
-- addresses: Faker street addresses of 25 locales in sentences;
+- addresses: Faker street addresses of 25 locales in sentences; ``addresses-mimesis`` the same
+  sentences with mimesis' street addresses of 27 locales (the detector reads its street words from
+  Faker's address providers, never from mimesis, so this is the set it has never seen);
 - ids: national identity numbers of 16 schemes (Faker's, checked with python-stdnum: only valid ones
   are kept), Irish PPS numbers (made with stdnum's check character), passport numbers after their
   name, Eircodes, UK and Canadian postcodes;
@@ -182,6 +184,22 @@ def _addresses(pick: random.Random, per_set: int) -> list[Record]:
         fake = Faker(pick.choice(ADDRESS_LOCALES))
         fake.seed_instance(pick.randrange(2**31))
         records.append(_record(pick.choice(ADDRESS_TEMPLATES), fake.street_address(), "STREET_ADDRESS"))
+    return records
+
+
+MIMESIS_ADDRESS_LOCALES = ("cs", "da", "de", "de-at", "de-ch", "en", "en-au", "en-ca", "en-gb", "es", "es-mx", "fi",
+                           "fr", "hu", "it", "nl", "nl-be", "no", "pl", "pt", "pt-br", "sk", "sv", "tr", "et",
+                           "hr", "is")  # fmt: skip
+
+
+def _addresses_mimesis(pick: random.Random, per_set: int) -> list[Record]:
+    """Street addresses of mimesis' own lists: the street words the detector reads from Faker are not its source."""
+    from mimesis import Address, Locale
+
+    records = []
+    for _ in range(per_set):
+        address = Address(Locale(pick.choice(MIMESIS_ADDRESS_LOCALES)), seed=pick.randrange(2**31))
+        records.append(_record(pick.choice(ADDRESS_TEMPLATES), address.address(), "STREET_ADDRESS"))
     return records
 
 
@@ -403,7 +421,8 @@ def build_sets(per_set: int, seed: int) -> dict[str, list[Record]]:
         "ids": _ids(pick, per_set), "dob": _dobs(pick, per_set), "phones": _phones(pick, per_set),
         "false-alarms": _false_alarms(pick, per_set),
     }
-    # Drawn from a generator of its own so that adding it leaves the other sets as they were.
+    # Drawn from generators of their own so that adding them leaves the other sets as they were.
+    sets["addresses-mimesis"] = _addresses_mimesis(random.Random(f"addresses-mimesis-{seed}"), per_set)
     sets["ordinary"] = _ordinary(random.Random(f"ordinary-{seed}"), per_set)
     return sets
 

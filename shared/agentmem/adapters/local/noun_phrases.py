@@ -13,7 +13,7 @@ only its NER, see ``spacy_pipeline``) these rules read the words themselves, wit
   Melissa Oliveira concert" are people in Presidio's labels), so these two apply to words that are a
   name in fewer than three of Faker's locales or in none (``name_gazetteer``), as the caller decides;
 - one word before a plural noun and "are" / "were" ("Hunter boots are on sale") modifies it;
-- a nationality before a noun, or before an adjective and a noun, that is not a person ("Thai curry",
+- a nationality before a noun, or before a participle and a noun, that is not a person ("Thai curry",
   "Cambodian fried chicken"; "a Thai woman", "Thai family" stay nationalities).
 """
 
@@ -102,7 +102,8 @@ def modifies_a_noun(text: str, start: int, end: int, common_name: bool) -> bool:
 
 def describes_a_thing(text: str, end: int) -> bool:
     """True when a nationality ending at ``end`` is followed by a thing: a noun that is not a person ("Thai
-    curry", "Danish pastries"), or an adjective or participle and such a noun ("Cambodian fried chicken")."""
+    curry", "Danish pastries"), a lower-case word no dictionary knows ("Portuguese elote"), or a
+    participle and such a noun ("Cambodian fried chicken")."""
     following = _NEXT_WORD.match(text, end)
     if following is None:
         return False
@@ -114,9 +115,9 @@ def describes_a_thing(text: str, end: int) -> bool:
     if "-" not in word and word not in _every_english_word():
         return True  # a dish or thing WordNet does not list: "Portuguese elote", "Taiwanese satay"
     after = _NEXT_WORD.match(text, following.end())
-    describing = word in wordnet_words(ADJECTIVE) or (
-        word.endswith("ed") and (word[:-2] in wordnet_words(VERB) or word[:-1] in wordnet_words(VERB))
-    )
+    # Only a participle ("fried", "roasted"): before an adjective the nationality may describe a firm or
+    # a people ("a Swedish multinational investment bank" is NRP in Presidio's labels).
+    describing = word.endswith("ed") and (word[:-2] in wordnet_words(VERB) or word[:-1] in wordnet_words(VERB))
     return (
         describing
         and after is not None

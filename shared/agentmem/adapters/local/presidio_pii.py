@@ -196,9 +196,14 @@ _NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
 
 
 def _common_name(value: str) -> bool:
-    """One word that is a given name or surname in three or more of Faker's locales ("Johnson", "Maria")."""
+    """A word that may be a person's name before a noun: a given name or surname in three or more of
+    Faker's locales ("Johnson", "Maria"), or a word no English dictionary knows ("the Dratchev novel")."""
     gazetteer = shared_gazetteer()
-    return " " not in value and gazetteer.is_name(value) and not gazetteer.is_rare(value)
+    if " " in value:
+        return False
+    return (gazetteer.is_name(value) and not gazetteer.is_rare(value)) or value.casefold() not in wordnet_words(
+        NOUN, VERB, ADJECTIVE, ADVERB
+    )
 
 
 def _inside_identifier(text: str, start: int, end: int) -> bool:

@@ -48,6 +48,21 @@ def _single_words(values: object) -> set[str]:
     }
 
 
+def _places(formats: list[str], kind: str) -> set[str]:
+    """Where a locale's formats put its street prefixes or suffixes: "before" a name placeholder, "after"
+    one with a space, or "fused" to it ("{{last_name}}{{street_suffix}}")."""
+    found: set[str] = set()
+    for pattern in formats:
+        for match in re.finditer(rf"{{{{street_{kind}\w*}}}}", pattern):
+            if pattern[: match.start()].endswith("}}"):
+                found.add("fused")
+            elif pattern[match.end() :].startswith(" {{"):
+                found.add("before")
+            elif pattern[: match.start()].endswith(" "):
+                found.add("after")
+    return found
+
+
 @functools.cache
 def street_words() -> StreetWords:
     """Read every locale of ``faker.providers.address`` once."""
@@ -61,18 +76,19 @@ def street_words() -> StreetWords:
         if module_info.name in _SKIPPED_LOCALES:
             continue
         provider = importlib.import_module(f"{address.__name__}.{module_info.name}").Provider
-        formats = " ".join(getattr(provider, "street_name_formats", ()))
+        formats = [*getattr(provider, "street_name_formats", ()), *getattr(provider, "street_address_formats", ())]
+        places = {kind: _places(formats, kind) for kind in ("prefix", "suffix")}
         for attribute in dir(provider):
+            kind = "prefix" if attribute.startswith("street_prefixes") else "suffix"
+            if not attribute.startswith(("street_prefixes", "street_suffixes")):
+                continue
             words = _single_words(getattr(provider, attribute, None))
-            if attribute.startswith("street_prefixes") and "{{street_prefix" in formats:
-                # Finnish and Swedish prefixes are fused to a suffix ("Björk" + "vägen"): not a word of their own.
-                if re.search(r"{{street_prefix\w*}} ", formats):
-                    before |= words
-            elif attribute.startswith("street_suffixes"):
-                if re.search(r"}}{{street_suffix", formats):
-                    fused |= {word for word in words if word.islower()}
-                if re.search(r" {{street_suffix", formats):
-                    after |= words
+            if "before" in places[kind]:
+                before |= words
+            if "after" in places[kind]:
+                after |= words
+            if "fused" in places[kind]:
+                fused |= {word for word in words if word.islower()}
         for pattern in getattr(provider, "secondary_address_formats", ()):
             head = re.split(r"[#?%@{]", pattern, maxsplit=1)[0].strip()
             if head and _WORD.fullmatch(head) and _latin(head):
