@@ -6,7 +6,8 @@ of a verb ("Kevin works", "Maria said"). Without a part-of-speech tagger (the pi
 only its NER, see ``spacy_pipeline``) these rules read the words themselves, with WordNet's lemmas
 (``english_words``):
 
-- one word after an article or a possessive ("the Abarth", "a Lada", "my Fiat") is no person's name,
+- words after a possessive ("My Fiat Multipla") are no person's name, nor one word after an article
+  ("the Lemon", "a Bristol"),
   and one word before a singular noun lemma ("Lemon pie", "Bristol jacket") modifies it, unless an
   auxiliary or a verb that takes a bare infinitive comes before ("Did Kevin call?", "let Maria know"),
   when the word is no common name: a surname before a noun is still a person ("the Johnson novel", "a
@@ -70,6 +71,15 @@ def plural_noun(word: str) -> bool:
         return False
     stems = {word[:-1], word[:-2] if word.endswith("es") else "", word[:-3] + "y" if word.endswith("ies") else ""}
     return any(stem and stem in _nouns() for stem in stems)
+
+
+_POSSESSIVE_BEFORE = re.compile(r"(?:^|[^\w'’])(?i:my|your|our|their|its)[ \t]+$")
+
+
+def after_a_possessive(text: str, start: int) -> bool:
+    """True when "my", "your", "our", "their" or "its" comes straight before ``start``: "My Fiat Multipla"
+    (a relative in between makes a name: "my cousin Ciarán", which is found after "cousin")."""
+    return _POSSESSIVE_BEFORE.search(text[max(0, start - 8) : start]) is not None
 
 
 def after_a_determiner(text: str, start: int) -> bool:

@@ -168,6 +168,7 @@ class PresidioPiiDetector:
                 or _POSSESSIVE_FIRST.match(text, start) is not None
                 or _opens_with_a_common_noun(text, start, end)
                 or (result.entity_type == NRP and noun_phrases.describes_a_thing(text, end))
+                or (result.entity_type == PERSON and noun_phrases.after_a_possessive(text, start))
                 or (result.entity_type == PERSON and " " not in text[start:end]
                     and not _common_name(text[start:end]) and noun_phrases.after_a_determiner(text, start))
                 or (result.entity_type in (PERSON, LOCATION) and noun_phrases.modifies_a_noun(
