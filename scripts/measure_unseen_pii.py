@@ -10,7 +10,9 @@ per type with the same span-overlap rules as `agentmem eval pii`:
   (Faker's yo_NG, vi_VN, ga_IE, ...). Faker's names are also the gazetteer's (``name_gazetteer``), so
   half the names come from mimesis (a dev dependency with its own name lists, which the gazetteer has
   never seen): ``names`` scores both, ``names-mimesis`` those alone;
-- addresses: Faker street addresses of 25 locales in sentences;
+- addresses: Faker street addresses of 25 locales in sentences; ``addresses-mimesis`` the same
+  sentences with mimesis' street addresses of 27 locales (the detector reads its street words from
+  Faker's address providers, never from mimesis, so this is the set it has never seen);
 - ids: national identity numbers of 16 schemes (Faker's, checked with python-stdnum: only valid ones
   are kept), Irish PPS numbers (made with stdnum's check character), passport numbers after their
   name, Eircodes, UK and Canadian postcodes;
@@ -20,7 +22,14 @@ per type with the same span-overlap rules as `agentmem eval pii`:
 - false alarms: random identifiers (``marker-2-0-ec3190``, uuids, hex digests, slugs, version strings)
   and sentences of common words that are also names or nationalities ("Thai curry", "ridge runner"):
   nothing in them is personal data, so every span is a false alarm; prints the share of records with
-  one.
+  one;
+- ordinary: generated sentences that hold no personal data but look like they might, in five kinds
+  drawn with the seed: capitalised common words that are also names ("Hunter boots are on sale":
+  mimesis' English words, colours and foods that the name gazetteer and WordNet's nouns both hold,
+  less Faker's en_US given names), place-like common nouns (Faker's en_US street words that are
+  WordNet nouns: "Route via the coast"), a nationality before a thing (mimesis' nationalities and
+  foods: "Thai curry"), product names (mimesis' cars, phones, operating systems, manufacturers) and
+  identifiers (as above); prints the share of each kind that had a span masked.
 
 With ``--dump DIR`` each set is written as a Presidio-format JSON file, for ``agentmem eval pii``.
 Faker and mimesis are dev dependencies; every value is made up. Asserts nothing.
@@ -29,6 +38,7 @@ Faker and mimesis are dev dependencies; every value is made up. Asserts nothing.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import string
@@ -177,6 +187,22 @@ def _addresses(pick: random.Random, per_set: int) -> list[Record]:
     return records
 
 
+MIMESIS_ADDRESS_LOCALES = ("cs", "da", "de", "de-at", "de-ch", "en", "en-au", "en-ca", "en-gb", "es", "es-mx", "fi",
+                           "fr", "hu", "it", "nl", "nl-be", "no", "pl", "pt", "pt-br", "sk", "sv", "tr", "et",
+                           "hr", "is")  # fmt: skip
+
+
+def _addresses_mimesis(pick: random.Random, per_set: int) -> list[Record]:
+    """Street addresses of mimesis' own lists: the street words the detector reads from Faker are not its source."""
+    from mimesis import Address, Locale
+
+    records = []
+    for _ in range(per_set):
+        address = Address(Locale(pick.choice(MIMESIS_ADDRESS_LOCALES)), seed=pick.randrange(2**31))
+        records.append(_record(pick.choice(ADDRESS_TEMPLATES), address.address(), "STREET_ADDRESS"))
+    return records
+
+
 def _pps(pick: random.Random) -> str:
     from stdnum.ie import vat
 
@@ -297,16 +323,111 @@ def _false_alarms(pick: random.Random, per_set: int) -> list[Record]:
     return records
 
 
+ORDINARY_KINDS = ("name-like word", "place-like noun", "nationality + thing", "product", "identifier")
+NAME_LIKE_TEMPLATES = (
+    "{W} {things} are on sale this week.", "{W} {thing} is back in stock.", "We bought {W} {things} at the market.",
+    "The {W} {thing} was too expensive.", "{W} {thing} recipe from the old book.", "Is the {W} {thing} any good?",
+    "{W} {things} everywhere this year.", "Got a {W} {thing} for the kitchen.",
+)
+PLACE_LIKE_TEMPLATES = (
+    "{P} via the coast is shorter.", "{P} views from the terrace are lovely.", "{P} access is closed after dark.",
+    "Take the {p} trail past the farm.", "The {p} was flooded again.", "{P} maintenance starts on Monday.",
+    "We walked along the {p} for an hour.", "{P} signs point the wrong way.",
+)
+NATIONALITY_TEMPLATES = (
+    "We had {N} {food} for dinner.", "The {N} {food} was lovely.", "{N} {food} is my favourite.",
+    "Try the {N} {food} at the corner place.", "I'm making {N} {food} tonight.",
+)
+PRODUCT_TEMPLATES = (
+    "My {X} needs a new battery.", "Is the {X} worth it?", "The {X} arrived with a scratch.",
+    "Comparing the {X} with the older one.", "{X} support ends next year.", "Returned the {X} today.",
+)
+THINGS = (
+    "boot", "jacket", "lamp", "sauce", "paint", "tile", "chair", "mug", "blanket", "candle", "glove", "kettle",
+    "bread", "jam", "cheese", "pie", "soap", "towel", "basket", "pillow", "scarf", "sock", "plate", "bowl",
+)
+
+
+@functools.cache
+def _ordinary_vocabulary() -> dict[str, tuple[str, ...]]:
+    """Word lists drawn from installed data (mimesis, Faker, WordNet through the pinned spaCy model)."""
+    import faker.providers.address.en_US as us_address
+    import faker.providers.person.en_US as us_person
+    import mimesis
+    from agentmem.adapters.local.english_words import NOUN, wordnet_words
+    from agentmem.adapters.local.name_gazetteer import shared_gazetteer
+
+    data = Path(mimesis.__file__).parent / "datasets" / "en"
+    text = json.loads((data / "text.json").read_text("utf-8"))
+    food = json.loads((data / "food.json").read_text("utf-8"))
+    person = json.loads((data / "person.json").read_text("utf-8"))
+    nouns = wordnet_words(NOUN)
+    gazetteer = shared_gazetteer()
+    given = {name.casefold() for name in us_person.Provider.first_names}
+    given |= {name.casefold() for names in person["names"].values() for name in names}
+    words = {word.casefold() for word in text["words"]} | {word.casefold() for word in text["color"]}
+    words |= {part.casefold() for values in food.values() for value in values for part in value.split()}
+    name_like = sorted(w for w in words if w.isalpha() and len(w) > 2 and w in nouns and gazetteer.is_name(w)
+                       and w not in given)
+    places = sorted({s.casefold() for s in us_address.Provider.street_suffixes if s.casefold() in nouns})
+    foods = sorted({v.casefold() for key in ("vegetables", "fruits", "dishes") for v in food.get(key, ())})
+    return {"name_like": tuple(name_like), "places": tuple(places), "foods": tuple(foods),
+            "nationalities": tuple(sorted(set(person["nationality"])))}
+
+
+def _product(pick: random.Random) -> str:
+    from mimesis import Development, Hardware, Transport
+
+    seed = pick.randrange(2**31)
+    draws: list[Callable[[], str]] = [
+        lambda: Transport(seed=seed).car(), lambda: Hardware(seed=seed).phone_model(),
+        lambda: Development(seed=seed).os(), lambda: Transport(seed=seed).manufacturer(),
+        lambda: Hardware(seed=seed).manufacturer(),
+    ]
+    return pick.choice(draws)()
+
+
+def _ordinary(pick: random.Random, per_set: int) -> list[Record]:
+    """Sentences without personal data, ``per_set`` of them, a fifth of each kind in ORDINARY_KINDS."""
+    vocabulary = _ordinary_vocabulary()
+    records: list[Record] = []
+    for index in range(per_set):
+        kind = ORDINARY_KINDS[index % len(ORDINARY_KINDS)]
+        thing = pick.choice(THINGS)
+        if kind == "name-like word":
+            text = pick.choice(NAME_LIKE_TEMPLATES).format(
+                W=pick.choice(vocabulary["name_like"]).capitalize(), thing=thing, things=thing + "s")
+        elif kind == "place-like noun":
+            place = pick.choice(vocabulary["places"])
+            text = pick.choice(PLACE_LIKE_TEMPLATES).format(P=place.capitalize(), p=place)
+        elif kind == "nationality + thing":
+            text = pick.choice(NATIONALITY_TEMPLATES).format(
+                N=pick.choice(vocabulary["nationalities"]), food=pick.choice(vocabulary["foods"]))
+        elif kind == "product":
+            text = pick.choice(PRODUCT_TEMPLATES).format(X=_product(pick))
+        else:
+            text = pick.choice(IDENTIFIER_TEMPLATES).format(_identifier(pick))
+        records.append({"full_text": text, "spans": [], "kind": kind})
+    return records
+
+
 def build_sets(per_set: int, seed: int) -> dict[str, list[Record]]:
-    """The six sets, the same for the same ``per_set`` and ``seed``."""
+    """The sets, the same for the same ``per_set`` and ``seed``."""
     pick = random.Random(seed)
     Faker.seed(seed)
     names, names_mimesis = _names(pick, per_set)
-    return {
+    sets = {
         "names": names, "names-mimesis": names_mimesis, "addresses": _addresses(pick, per_set),
         "ids": _ids(pick, per_set), "dob": _dobs(pick, per_set), "phones": _phones(pick, per_set),
         "false-alarms": _false_alarms(pick, per_set),
     }
+    # Drawn from generators of their own so that adding them leaves the other sets as they were.
+    sets["addresses-mimesis"] = _addresses_mimesis(random.Random(f"addresses-mimesis-{seed}"), per_set)
+    sets["ordinary"] = _ordinary(random.Random(f"ordinary-{seed}"), per_set)
+    return sets
+
+
+EARLIER_POOL = ("names", "addresses", "ids", "dob", "phones", "false-alarms")
 
 
 def main() -> None:
@@ -355,10 +476,23 @@ def main() -> None:
             flagged_ids = flagged - flagged_words
             print(f"  identifiers: {flagged_ids}/{len(records) - words} = {flagged_ids / (len(records) - words):.3f}; "
                   f"common-word sentences: {flagged_words}/{words} = {flagged_words / words:.3f}")
+        if name == "ordinary":
+            masked = {kind: 0 for kind in ORDINARY_KINDS}
+            for record in records:
+                masked[record["kind"]] += bool(detector.detect(record["full_text"]))
+            total = sum(masked.values())
+            print(f"ordinary sentences masked: {total}/{len(records)} = {total / len(records):.3%}")
+            for kind in ORDINARY_KINDS:
+                count = sum(record["kind"] == kind for record in records)
+                print(f"  {kind}: {masked[kind]}/{count}")
     # Pooled, a type's precision counts its false alarms in every set (a street read as a person too).
     pooled = [record for name, records in sets.items() if name != "names-mimesis" for record in records]
     print(f"\nall sets pooled ({len(pooled)} records, seed {args.seed})")
     print(format_table(evaluate_detector(detector, pooled)))
+    # The pool the figures before the ordinary and mimesis-address sets were taken on, to compare with them.
+    earlier = [record for name, records in sets.items() if name in EARLIER_POOL for record in records]
+    print(f"\nthe earlier pool: {', '.join(EARLIER_POOL)} ({len(earlier)} records, seed {args.seed})")
+    print(format_table(evaluate_detector(detector, earlier)))
 
 
 if __name__ == "__main__":

@@ -23,9 +23,11 @@ import importlib
 import pkgutil
 import threading
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+RARE_BELOW = 3
 _lock = threading.Lock()
 _gazetteer: NameGazetteer | None = None
 
@@ -36,6 +38,8 @@ class NameGazetteer:
 
     first: frozenset[str]
     last: frozenset[str]
+    # Names on the lists of fewer than RARE_BELOW locales: "lemon", "river", "friend" are names somewhere.
+    rare: frozenset[str] = frozenset()
 
     def is_first(self, word: str) -> bool:
         """Whether ``word`` (any case, a trailing period ignored) is a known given name."""
@@ -48,6 +52,10 @@ class NameGazetteer:
     def is_name(self, word: str) -> bool:
         """A given name or a surname."""
         return any(key in self.first or key in self.last for key in _keys(word))
+
+    def is_rare(self, word: str) -> bool:
+        """Whether ``word`` is a name of fewer than ``RARE_BELOW`` of Faker's locales ("Lemon", "River")."""
+        return _key(word) in self.rare
 
 
 def _key(word: str) -> str:
@@ -108,17 +116,26 @@ def load_gazetteer() -> NameGazetteer:
 
     first: list[str] = []
     last: list[str] = []
+    locales: Counter[str] = Counter()
     for module_info in pkgutil.iter_modules(person.__path__):
         provider = importlib.import_module(f"{person.__name__}.{module_info.name}").Provider
+        names: list[str] = []
         for attribute in dir(provider):
             if attribute.startswith("_") or "kana" in attribute or attribute == "language_names":
                 continue
             if "names" not in attribute and "pairs" not in attribute:
                 continue
             target = first if attribute.startswith(("first", "middle")) else last
-            target.extend(_strings(getattr(provider, attribute)))
+            strings = list(_strings(getattr(provider, attribute)))
+            target.extend(strings)
+            names.extend(strings)
+        locales.update({_key(part) for name in names for part in name.split()})
     excluded = ordinary_words()
-    return NameGazetteer(first=_words(first, excluded), last=_words(last, excluded))
+    return NameGazetteer(
+        first=_words(first, excluded),
+        last=_words(last, excluded),
+        rare=frozenset(word for word, count in locales.items() if count < RARE_BELOW),
+    )
 
 
 def shared_gazetteer() -> NameGazetteer:

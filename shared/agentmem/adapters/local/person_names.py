@@ -11,7 +11,8 @@ from three kinds of evidence:
   verb after capitalised words ("Timotea lives on", "Valida spent a year");
 - the gazetteer (``name_gazetteer``, Faker's given names and surnames of about 80 locales), score 0.6:
   a run of capitalised words that starts with a given name; a lower-case given name followed by a
-  lower-case surname ("patricia desrosiers"); a list of three or more lower-case given names;
+  lower-case surname ("patricia desrosiers") or a word no dictionary holds ("leon filipowicz"); a
+  list of three or more lower-case given names;
 - spaCy's own place, organisation or product entity whose words are a given name and names, reported
   as PERSON with score 0.9 so that it wins over spaCy's 0.85 for the same span.
 
@@ -228,16 +229,28 @@ class PersonNameFinder:
                 continue  # "flew to Coles", "I am in Akureyri": one word after a place's preposition
             if len(run) == 1 and run[0].text.casefold() in english:
                 continue  # "Love it!", "Glad to hear": one word that is also an English verb or adjective
+            if len(run) == 1 and gazetteer.is_rare(run[0].text) and run[0].text.casefold() in known:
+                continue  # "Lemon tiles", "River views": an English noun that is a name in one or two locales
             if gazetteer.is_first(run[0].text):
                 add(run[0].start, run[-1].end, GAZETTEER_SCORE)
         # Lower-case given name + surname.
+        after_capital = {
+            following.start for previous, following in itertools.pairwise(words)
+            if previous.capitalised and text[previous.end : following.start] == " "
+        }
         for first, second in itertools.pairwise(words):
             if (
                 first.text.islower()
                 and second.text.islower()
                 and text[first.end : second.start] == " "
                 and gazetteer.is_first(first.text)
-                and gazetteer.is_last(second.text)
+                # a known surname, or a word no dictionary holds ("leon filipowicz", "alvar rehák")
+                and (
+                    gazetteer.is_last(second.text)
+                    # not after a capitalised word: "Estonian pak choy" is a dish
+                    or (len(second.text) > 2 and _unknown_word(second.text, every_word)
+                        and first.start not in after_capital)
+                )
                 and first.text not in english
                 and second.text not in english
             ):

@@ -104,7 +104,10 @@ _PHONE_CONTEXT = re.compile(
 )
 # A label straight after the number ("963000037-Fax", "781 1704 office") names it as well.
 _PHONE_LABEL_AFTER = re.compile(
-    r"[ \t]*[-(]?[ \t]*(?:office|fax|mobile|cell|home|work|tel|phone|desk|landline|direct|main)\b",
+    r"[ \t]*[-(]?[ \t]*(?:office|fax|mobile|cell|home|work|tel|phone|desk|landline|direct|main)\b"
+    # "64286476 is the number for the clinic", "... is my mobile"
+    r"|[ \t]+(?:is|was)[ \t]+(?:the|my|our|his|her|their|your)[ \t]+(?:new[ \t]+)?"
+    r"(?:number|phone|mobile|cell|landline|fax|office)\b",
     re.IGNORECASE,
 )
 _OTHER_NUMBER_CONTEXT = re.compile(
@@ -274,7 +277,10 @@ def phone_number_plausible(number: str, context_says_phone: bool = False) -> boo
         return _possible_international_number(number)
     if has_prefix:
         return True
-    if len(digits) < 9 and any(not 2 <= len(group) <= 4 for group in groups):
+    # Local numbers are grouped in twos to fours; a one-digit group inside ("612 6 291") only when the
+    # words around say phone.
+    shortest = 1 if context_says_phone else 2
+    if len(digits) < 9 and any(not shortest <= len(group) <= 4 for group in groups):
         return False
     return not _looks_like_other_number(groups, re.findall(r"[ .-]|/", local_part), context_says_phone)
 

@@ -29,13 +29,14 @@ from typing import TYPE_CHECKING
 from agentmem.adapters.local import (
     age,
     date_of_birth,
+    noun_phrases,
     organization_names,
     person_names,
     postal_code,
     street_address,
 )
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
-from agentmem.adapters.local.name_gazetteer import ordinary_words
+from agentmem.adapters.local.name_gazetteer import shared_gazetteer
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.spacy_pipeline import shared_pipeline
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
@@ -166,7 +167,14 @@ class PresidioPiiDetector:
                 _inside_identifier(text, start, end)
                 or _POSSESSIVE_FIRST.match(text, start) is not None
                 or _opens_with_a_common_noun(text, start, end)
-                or (result.entity_type == NRP and _describes_a_thing(text, end))
+                or (result.entity_type == NRP and noun_phrases.describes_a_thing(text, end))
+                or (result.entity_type == PERSON and noun_phrases.after_a_possessive(text, start))
+                or (result.entity_type == PERSON and " " not in text[start:end]
+                    and not _common_name(text[start:end]) and noun_phrases.after_a_determiner(text, start))
+                or (result.entity_type in (PERSON, LOCATION) and noun_phrases.modifies_a_noun(
+                    text, start, end, result.entity_type == PERSON and _common_name(text[start:end])))
+                or (result.entity_type == LOCATION and _DEMONYM.fullmatch(text, start, end) is not None
+                    and noun_phrases.describes_a_thing(text, end))
                 or (recognizer == _SPACY_RECOGNIZER and _common_lower_case_word(text, start, end, result.entity_type))
                 or _a_lone_lower_case_word(text, start, end)
             ):
@@ -181,17 +189,22 @@ _TRIM = " \t\r\n.,;:!?\"'()[]{}"
 _WORD_TYPES = frozenset({PERSON, LOCATION, NRP, ORGANIZATION})
 # The run of characters an identifier is made of ("marker-2-0-ec3190", "ridge_v2", "run/7f3a").
 _IDENTIFIER_RUN = re.compile(r"[\w\-/.@:+#=]+")
-# After a nationality, these nouns are a person or people ("a Thai woman"); other nouns are things ("Thai curry").
-_PEOPLE_NOUNS = frozenset(
-    {"man", "men", "woman", "women", "people", "person", "persons", "citizen", "citizens", "national", "nationals",
-     "guy", "guys", "girl", "girls", "boy", "boys", "lady", "ladies", "family", "families", "friend", "friends",
-     "wife", "husband", "mother", "father", "parents", "descent", "origin", "heritage", "roots", "ancestry",
-     "passport", "nationality", "immigrant", "immigrants", "refugee", "refugees", "student", "students",
-     "couple", "kid", "kids", "child", "children", "family's", "living", "born", "speaker", "speakers"}
-)  # fmt: skip
+# A one-word place spaCy found that is written like a nationality ("Guatemalan radish").
+_DEMONYM = re.compile(r"[A-Z][a-z]+(?:an|ese|ish|i)")
 # No name or place starts with a possessive: spaCy's "My Eircode", "Your Honour".
 _POSSESSIVE_FIRST = re.compile(r"(?i:my|your|our|his|her|their|its)\b")
 _NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
+
+
+def _common_name(value: str) -> bool:
+    """A word that may be a person's name before a noun: a given name or surname in three or more of
+    Faker's locales ("Johnson", "Maria"), or a word no English dictionary knows ("the Dratchev novel")."""
+    gazetteer = shared_gazetteer()
+    if " " in value:
+        return False
+    return (gazetteer.is_name(value) and not gazetteer.is_rare(value)) or value.casefold() not in wordnet_words(
+        NOUN, VERB, ADJECTIVE, ADVERB
+    )
 
 
 def _inside_identifier(text: str, start: int, end: int) -> bool:
@@ -253,16 +266,7 @@ def _opens_with_a_common_noun(text: str, start: int, end: int) -> bool:
     if following is None:
         return False
     word = following.group(1)
-    return word in _OPENING_FUNCTION_WORDS or (word in wordnet_words(NOUN) and word not in ordinary_words())
-
-
-def _describes_a_thing(text: str, end: int) -> bool:
-    """True when a nationality is followed by a lower-case noun that is not a person: "Thai curry"."""
-    following = _NEXT_LOWER_WORD.match(text, end)
-    if following is None:
-        return False
-    word = following.group(1)
-    return word in wordnet_words(NOUN) and word not in ordinary_words() and word not in _PEOPLE_NOUNS
+    return word in _OPENING_FUNCTION_WORDS or noun_phrases.noun_lemma(word) or noun_phrases.plural_noun(word)
 
 
 def _first_line(text: str, start: int, end: int) -> tuple[int, int]:

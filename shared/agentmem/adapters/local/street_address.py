@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from presidio_analyzer import PatternRecognizer, RecognizerResult
     from presidio_analyzer.nlp_engine import NlpArtifacts
 
+from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
+from agentmem.adapters.local.street_words import StreetWords, street_words
+
 STREET_ADDRESS = "STREET_ADDRESS"
 
 # Words that name a street after its name, without a house number too ("Baker Street").
@@ -81,27 +84,54 @@ _FUSED_SUFFIXES = (
 _CAP = r"\p{Lu}[\p{L}\p{M}'’.\-]*"  # a capitalised word ("O'Neil", "Hauta-aho", "St.")
 _LINK = r"(?:d[aeiou]s?|dei|degli|del|della|de|la|le|les|du|des|e|y|i|of|the|am|an|der|im|zum|zur|van|von)"
 _NAME = rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+))*?"
-_NUMBER = r"\d{1,5}(?:[ \t]?[A-Za-z](?![\p{L}]))?\.?"
-_UNIT = r"(?:Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Fl\.?|Box)[ \t]+#?\d{1,5}[A-Z]?"
-_FUSED = rf"\p{{Lu}}[\p{{L}}\p{{M}}\-]*?(?:{_FUSED_SUFFIXES})(?:\b|(?<=\.))"
+# A house number: "12", "12A", "90j", "151/727", "1/40/603".
+_NUMBER = r"\d{1,5}(?:/\d{1,5}){0,2}(?:[ \t]?[A-Za-z](?![\p{L}]))?\.?"
+_HAND_UNITS = r"Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Fl\.?|Box"
+_UNIT = rf"(?:{_HAND_UNITS})[ \t]+#?\d{{1,5}}[A-Z]?"
 
-_STREET_CORE = (
-    # number Name Suffix [number], Name Suffix number: "217 Lovers Lane", "Rákóczi út 13.", "Baker Street"
-    rf"(?:{_NUMBER}[ \t]+){{1,2}}{_NAME}[ \t]+(?:{_SUFFIX_WORDS})\b(?:[ \t]+{_NUMBER})?"
-    rf"|{_NAME}[ \t]+(?:{_SUFFIX_WORDS})[ \t]+{_NUMBER}"
-    rf"|{_NAME}[ \t]+(?:{_STRONG_SUFFIX_WORDS})\b"
-    # [number] Prefix Name [number]: "Rua do Arenque 1634", "69 Av Sidi Lakhmi", "31 Rue tachkent"
-    rf"|(?:(?:{_NUMBER}[ \t]+){{1,2}})?(?:{_PREFIX_WORDS})[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)"
-    rf"(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\d{{1,4}}(?=[ \t]+\p{{L}})))*(?:,?[ \t]+{_NUMBER}(?![\d]))?"
-    # [number[,]] More-prefix Name[,] [No.] number: "Stretto Elvira, 155", "Jl. Kutai No. 2", "77, boulevard Grenier"
-    rf"|(?:{_NUMBER},?[ \t]+)?(?:{_MORE_PREFIX_WORDS})[ \t]+(?:{_LINK}[ \t]+)?{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP})*"
-    rf",?[ \t]+(?:No\.?[ \t]*)?{_NUMBER}(?![\d])"
-    rf"|{_NUMBER},?[ \t]+(?:{_MORE_PREFIX_WORDS})[ \t]+(?:{_LINK}[ \t]+)?{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP})*"
-    # [number] Fusedname number: "Søndergade 52", "6750 Koskikatu 25"
-    rf"|(?:(?:{_NUMBER}[ \t]+){{1,2}})?(?:{_CAP}[ \t]+)?{_FUSED}[ \t]+{_NUMBER}"
-    # number Name number: "30102 Kaevu 94", "5850 Jana Nerudy 894"
-    rf"|\d{{1,5}}[ \t]+{_CAP}(?:[ \t]+{_CAP}){{0,2}}[ \t]+\d{{1,4}}\b\.?"
-)
+
+def _alternatives(hand_written: str, words: tuple[str, ...]) -> str:
+    """The hand-written alternation and Faker's words (``street_words``), longest first."""
+    import regex
+
+    return "|".join([*(regex.escape(word) for word in words), hand_written])
+
+
+def _street_core(words: StreetWords) -> str:
+    """The street itself, with the hand-written street words and Faker's (see ``street_words``).
+
+    Faker's words before a name need a house number ("Privada Sur Riojas 116"), except lower-case ones
+    that are no English word ("chemin de Dijoux", "aleja Lubelska"; not "route", "avenue").
+    """
+    suffix_words = _alternatives(_SUFFIX_WORDS, words.after)
+    more_prefix_words = _alternatives(_MORE_PREFIX_WORDS, words.before)
+    english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
+    prefix_words = _alternatives(
+        _PREFIX_WORDS, tuple(w for w in words.before if w.islower() and w.rstrip(".") not in english)
+    )
+    fused = rf"\p{{Lu}}[\p{{L}}\p{{M}}\-]*?(?:{_alternatives(_FUSED_SUFFIXES, words.fused)})(?:\b|(?<=\.))"
+    return (
+        # number Name Suffix [number], Name Suffix number: "217 Lovers Lane", "Rákóczi út 13.", "Baker Street"
+        rf"(?:{_NUMBER}[ \t]+){{1,2}}{_NAME}[ \t]+(?:{suffix_words})\b(?:[ \t]+{_NUMBER})?"
+        rf"|{_NAME}[ \t]+(?:{suffix_words})[ \t]+{_NUMBER}"
+        rf"|{_NAME}[ \t]+(?:{_STRONG_SUFFIX_WORDS})\b"
+        # [number] Prefix Name [number]: "Rua do Arenque 1634", "69 Av Sidi Lakhmi", "31 Rue tachkent"
+        rf"|(?:(?:{_NUMBER}[ \t]+){{1,2}})?(?:{prefix_words})[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)"
+        rf"(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\d{{1,4}}(?=[ \t]+\p{{L}})))*(?:,?[ \t]+{_NUMBER}(?![\d]))?"
+        # [number[,]] More-prefix Name[,] [No.] number: "Stretto Elvira, 155", "Jl. Kutai No. 2",
+        # "77, boulevard Grenier"
+        rf"|(?:{_NUMBER},?[ \t]+)?(?:{more_prefix_words})[ \t]+(?:{_LINK}[ \t]+)?{_CAP}"
+        rf"(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP})*,?[ \t]+(?:No\.?[ \t]*)?{_NUMBER}(?![\d])"
+        rf"|{_NUMBER},?[ \t]+(?:{more_prefix_words})[ \t]+(?:{_LINK}[ \t]+)?{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP})*"
+        # [number] Fusedname number: "Søndergade 52", "6750 Koskikatu 25", "Berntsenfaret 51"
+        rf"|(?:(?:{_NUMBER}[ \t]+){{1,2}})?(?:{_CAP}[ \t]+)?{fused}[ \t]+{_NUMBER}"
+        # number Fusedname: "1026 Kasteelhofstraat", "388 Berglyveien"
+        rf"|{_NUMBER}[ \t]+(?:{_CAP}[ \t]+)?{fused}(?![ \t]+\p{{Lu}})"
+        # number Name number: "30102 Kaevu 94", "5850 Jana Nerudy 894"
+        rf"|\d{{1,5}}[ \t]+{_CAP}(?:[ \t]+{_CAP}){{0,2}}[ \t]+\d{{1,4}}\b\.?"
+    )
+
+
 # What may follow a street in the same address: a unit, a city line, a state code, a postal code, a country.
 _CITY = rf"{_CAP}(?:[ \t\-]+(?:{_LINK}[ \t]+)?{_CAP}){{0,3}}(?:[ \t]+\([^)\n]{{1,30}}\))?"
 _TAIL_PART = rf"(?:{_UNIT}|\p{{Lu}}{{2,3}}\b|\d{{4,6}}\b|nan\b|{_CITY})"
@@ -112,10 +142,27 @@ _MILITARY = (
     r"|US(?:S|NS|NV|CGC)[ \t]+\p{Lu}[\p{L}\p{M}'’\-]*(?:[ \t]+\p{Lu}[\p{L}\p{M}'’\-]*)?[ \t]*\n?[ \t]*"
     r"(?:APO|FPO|DPO)[ \t]+A[AEP][ \t]+\d{5}"
 )
-# One of the two streets of "the corner of A and B".
-_CORNER_PART = rf"(?:{_STREET_CORE}|{_NAME}(?:[ \t]+{_NUMBER})?)"
+_ADDRESS_CUE = (
+    r"(?<=\b(?i:address(?:[ \t]+is)?[ \t]*:?|addr\.?[ \t]*:?|mov(?:ed|e|ing)[ \t]+to|li(?:ve|ves|ved|ving)[ \t]+at"
+    r"|grew[ \t]+up[ \t]+(?:at|on)|located[ \t]+at|(?:deliver(?:ed)?|send|sent|ship(?:ped)?|post(?:ed)?|mail(?:ed)?)"
+    r"(?:[ \t]+(?:it|this|that|them|the[ \t]+\w+))?[ \t]+to|staying[ \t]+at|(?:my|our|new)[ \t]+(?:place|home|flat)"
+    r"[ \t]+is(?:[ \t]+at)?|find[ \t]+(?:us|me)[ \t]+at)[ \t]+)"
+)
+# A name and a house number (not a year), or a house number and a name, with no street word.
+_INTRODUCED = (
+    rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP}){{0,3}},?[ \t]+(?!(?:19|20)\d\d\b){_NUMBER}(?![\d])"
+    rf"|\d{{1,5}}(?:/\d{{1,5}}){{0,2}}[ \t]+{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP}){{0,3}}"
+)
 _CORNER_CUE = r"(?<=\b(?i:corner)[ \t]+of[ \t]+)"
 _PO_BOX = r"\b(?:P\.[ \t]?O\.|PO)[ \t]+Box[ \t]+\d{1,6}\b"
+
+
+def _number_and_an_english_word(value: str) -> bool:
+    """ "48 Factoring" (of "48 Factoring Inc"): a number and one English word is no street, even when the
+    word ends like one ("-ring", "-weg")."""
+    parts = value.split()
+    english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
+    return len(parts) == 2 and parts[0].isdigit() and parts[1].casefold() in english
 
 
 def build_recognizer() -> PatternRecognizer:
@@ -123,11 +170,30 @@ def build_recognizer() -> PatternRecognizer:
     import regex
     from presidio_analyzer import Pattern, PatternRecognizer
 
+    words = street_words()
+    street_core = _street_core(words)
+    # A flat, floor or studio before the street: "Studio 90j\nPatel Roads", "Level 7 714 Kyle Little".
+    # Not after a capitalised word: "Mrs. Jennifer Alcaraz Suite 541" ends a name, then the unit.
+    not_after_a_name = r"(?<!\p{Lu}[\p{L}\p{M}]*[ \t])"
+    unit = rf"(?:{_alternatives(_HAND_UNITS, words.units)})[ \t]+#?\d{{1,5}}[A-Za-z]?"
+    unit_before = rf"(?:{not_after_a_name}{unit},?[ \t]*\n?[ \t]*)?"
+    # One of the two streets of "the corner of A and B".
+    corner_part = rf"(?:{street_core}|{_NAME}(?:[ \t]+{_NUMBER})?)"
+    suffix_words = _alternatives(_SUFFIX_WORDS, words.after)
     patterns = [
-        Pattern("street", rf"(?<![\p{{L}}\d])(?:{_STREET_CORE})(?:{_TAIL})(?![\p{{L}}\d])", 0.9),
+        Pattern("street", rf"(?<![\p{{L}}\d]){unit_before}(?:{street_core})(?:{_TAIL})(?![\p{{L}}\d])", 0.9),
+        # A unit, then a street without a number: "Studio 2\nPalmer Plaza", "Flat 4\nSmith Field".
+        Pattern(
+            "unit and street",
+            rf"{not_after_a_name}\b{unit},?[ \t]*\n?[ \t]*{_NAME}[ \t]+(?:{suffix_words})\b(?:{_TAIL})",
+            0.9,
+        ),
+        # After words that introduce an address, a name and a house number are one without a street word:
+        # "moved to Bramlei 4", "address: Ševčíkova 454", "lives at 83 Võ Văn Tần".
+        Pattern("introduced", rf"{_ADDRESS_CUE}(?:{_INTRODUCED})(?:{_TAIL})(?![\p{{L}}\d])", 0.85),
         Pattern("military", rf"\b(?:{_MILITARY})\b", 0.8),
         Pattern("po box", _PO_BOX, 0.6),
-        Pattern("corner", rf"{_CORNER_CUE}(?:the[ \t]+)?{_CORNER_PART}[ \t]+and[ \t]+{_CORNER_PART}", 0.9),
+        Pattern("corner", rf"{_CORNER_CUE}(?:the[ \t]+)?{corner_part}[ \t]+and[ \t]+{corner_part}", 0.9),
         Pattern("unit", rf"\b{_UNIT}\b", 0.5),
     ]
     lone_city = regex.compile(rf"(?<=\d\.?|\p{{L}})[ \t]*,[ \t]*(?:{_CITY})$")
@@ -140,13 +206,23 @@ def build_recognizer() -> PatternRecognizer:
             nlp_artifacts: NlpArtifacts | None = None,
             regex_flags: int | None = None,
         ) -> list[RecognizerResult]:
-            """A street followed on its line by just ", City" ends before the city, a place of its own."""
-            results = super().analyze(text, entities, nlp_artifacts, regex_flags)
+            """A street followed on its line by just ", City" ends before the city, a place of its own; a
+            street word before lower-case words and no number is a common noun ("Plaza access", "via the
+            coast")."""
+            results = [
+                result
+                for result in super().analyze(text, entities, nlp_artifacts, regex_flags)
+                if (
+                    any(char.isdigit() for char in text[result.start : result.end])
+                    or any(word[:1].isupper() for word in text[result.start : result.end].split()[1:])
+                )
+                and not _number_and_an_english_word(text[result.start : result.end])
+            ]
             for result in results:
                 value = text[result.start : result.end]
                 if "\n" not in value:
                     city = lone_city.search(value)
-                    if city and regex.fullmatch(rf"(?:{_STREET_CORE})", value[: city.start()]):
+                    if city and regex.fullmatch(rf"(?:{street_core})", value[: city.start()]):
                         result.end = result.start + city.start()
             return results
 
