@@ -281,22 +281,21 @@ def main() -> int:
     mem0_python = ensure_mem0_venv()
     memories = locomo_memories(args.data, max(args.sizes))
     questions = locomo_questions(args.data, args.questions)
-    load_before = os.getloadavg()
-    results = {size: run_size(size, memories, questions, args.rounds, mem0_python) for size in args.sizes}
-    load_after = os.getloadavg()
-    print(f"\nagentmem retrieve (handler, in-process) beside mem0 {MEM0_PINS[1][0].split('==')[1]} search "
-          f"(qdrant local, sentence-transformers), {len(questions)} questions, topK {TOP_K}, each a cache miss;")
-    print(f"{os.cpu_count()} cores, load average {load_before[0]:.2f} before, {load_after[0]:.2f} after "
-          f"({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())})\n")
+    print(f"agentmem retrieve (handler, in-process) beside mem0 {MEM0_PINS[1][0].split('==')[1]} search "
+          f"(qdrant local, sentence-transformers), {len(questions)} questions, topK {TOP_K}, each a cache miss; "
+          f"{os.cpu_count()} cores\n")
     print("| memories | agentmem p50 / p95 | mem0 p50 / p95 | ratio p50 (mem0 / agentmem) | "
-          "ingest/s agentmem / mem0 | RSS MiB agentmem / mem0 | results per query agentmem / mem0 |")
-    print("|---|---|---|---|---|---|---|")
-    for size, result in results.items():
+          "ingest/s agentmem / mem0 | RSS MiB agentmem / mem0 (peak) | results per query agentmem / mem0 | load average |")
+    print("|---|---|---|---|---|---|---|---|", flush=True)
+    for size in args.sizes:
+        load_before = os.getloadavg()[0]
+        result = run_size(size, memories, questions, args.rounds, mem0_python)
         a, m = result["agentmem"], result["mem0"]
         print(f"| {size:,} | {a['p50']:.1f} / {a['p95']:.1f} ms | {m['p50']:.1f} / {m['p95']:.1f} ms | "
               f"{m['p50'] / a['p50']:.2f}x | {a['ingest']:.0f} / {m['ingest']:.0f} ({a['ingest'] / m['ingest']:.2f}x) | "
-              f"{a['rss']:.0f} / {m['rss']:.0f} (peak {a['hwm']:.0f} / {m['hwm']:.0f}) | "
-              f"{a['hits']:.1f} / {m['hits']:.1f} |")
+              f"{a['rss']:.0f} / {m['rss']:.0f} ({a['hwm']:.0f} / {m['hwm']:.0f}) | "
+              f"{a['hits']:.1f} / {m['hits']:.1f} | {load_before:.1f}-{os.getloadavg()[0]:.1f} "
+              f"({time.strftime('%H:%M UTC', time.gmtime())}) |", flush=True)
     return 0
 
 
