@@ -161,12 +161,13 @@ def serve_worker(kind: str, data_dir: Path, model_dir: str | None) -> None:
             worker.ingest(request["texts"])
             answer = {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu}
         elif request["op"] == "query":
-            latencies, hits = [], []
+            latencies, cpu, hits = [], [], []
             for text in request["texts"]:
-                started = time.perf_counter()
+                started, cpu_started = time.perf_counter(), time.process_time()
                 hits.append(worker.query(text))
                 latencies.append(time.perf_counter() - started)
-            answer = {"latencies": latencies, "hits": hits}
+                cpu.append(time.process_time() - cpu_started)  # every thread of the worker
+            answer = {"latencies": latencies, "cpu": cpu, "hits": hits}
         else:
             answer = resident_mib()
         out.write(json.dumps(answer) + "\n")
@@ -241,6 +242,7 @@ def run_size(size: int, memories: list[str], questions: list[str], rounds: int, 
                 for worker in order:
                     ingest[worker.name] += worker.ask({"op": "ingest", "texts": chunk})["wall"]
             latencies: dict[str, list[float]] = {"agentmem": [], "mem0": []}
+            cpu: dict[str, list[float]] = {"agentmem": [], "mem0": []}
             hits: dict[str, list[int]] = {"agentmem": [], "mem0": []}
             per_round = max(1, len(questions) // rounds)
             for number, start in enumerate(range(0, len(questions), per_round)):
@@ -248,6 +250,7 @@ def run_size(size: int, memories: list[str], questions: list[str], rounds: int, 
                 for worker in ((agentmem, mem0) if number % 2 == 0 else (mem0, agentmem)):
                     answer = worker.ask({"op": "query", "texts": batch})
                     latencies[worker.name].extend(answer["latencies"])
+                    cpu[worker.name].extend(answer["cpu"])
                     hits[worker.name].extend(answer["hits"])
             memory = {worker.name: worker.ask({"op": "rss"}) for worker in (agentmem, mem0)}
         finally:
@@ -256,7 +259,7 @@ def run_size(size: int, memories: list[str], questions: list[str], rounds: int, 
     return {
         name: {
             "p50": quantile(latencies[name], 50) * 1000, "p95": quantile(latencies[name], 95) * 1000,
-            "ingest": size / ingest[name], "rss": memory[name]["VmRSS"], "hwm": memory[name]["VmHWM"],
+            "cpu": statistics.median(cpu[name]) * 1000, "ingest": size / ingest[name], "rss": memory[name]["VmRSS"], "hwm": memory[name]["VmHWM"],
             "hits": statistics.mean(hits[name]),
         }
         for name in ("agentmem", "mem0")
@@ -285,14 +288,15 @@ def main() -> int:
           f"(qdrant local, sentence-transformers), {len(questions)} questions, topK {TOP_K}, each a cache miss; "
           f"{os.cpu_count()} cores\n")
     print("| memories | agentmem p50 / p95 | mem0 p50 / p95 | ratio p50 (mem0 / agentmem) | "
-          "ingest/s agentmem / mem0 | RSS MiB agentmem / mem0 (peak) | results per query agentmem / mem0 | load average |")
-    print("|---|---|---|---|---|---|---|---|", flush=True)
+          "CPU per query p50 agentmem / mem0 | ingest/s agentmem / mem0 | RSS MiB agentmem / mem0 (peak) | "
+          "results per query agentmem / mem0 | load average |")
+    print("|---|---|---|---|---|---|---|---|---|", flush=True)
     for size in args.sizes:
         load_before = os.getloadavg()[0]
         result = run_size(size, memories, questions, args.rounds, mem0_python)
         a, m = result["agentmem"], result["mem0"]
         print(f"| {size:,} | {a['p50']:.1f} / {a['p95']:.1f} ms | {m['p50']:.1f} / {m['p95']:.1f} ms | "
-              f"{m['p50'] / a['p50']:.2f}x | {a['ingest']:.0f} / {m['ingest']:.0f} ({a['ingest'] / m['ingest']:.2f}x) | "
+              f"{m['p50'] / a['p50']:.2f}x | {a['cpu']:.1f} / {m['cpu']:.1f} ms ({m['cpu'] / a['cpu']:.2f}x) | {a['ingest']:.0f} / {m['ingest']:.0f} ({a['ingest'] / m['ingest']:.2f}x) | "
               f"{a['rss']:.0f} / {m['rss']:.0f} ({a['hwm']:.0f} / {m['hwm']:.0f}) | "
               f"{a['hits']:.1f} / {m['hits']:.1f} | {load_before:.1f}-{os.getloadavg()[0]:.1f} "
               f"({time.strftime('%H:%M UTC', time.gmtime())}) |", flush=True)
