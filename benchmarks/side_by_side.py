@@ -259,7 +259,8 @@ def run_size(size: int, memories: list[str], questions: list[str], rounds: int, 
     return {
         name: {
             "p50": quantile(latencies[name], 50) * 1000, "p95": quantile(latencies[name], 95) * 1000,
-            "cpu": statistics.median(cpu[name]) * 1000, "ingest": size / ingest[name], "rss": memory[name]["VmRSS"], "hwm": memory[name]["VmHWM"],
+            "cpu": statistics.median(cpu[name]) * 1000, "ingest": size / ingest[name],
+            "rss": memory[name]["VmRSS"], "hwm": memory[name]["VmHWM"],
             "hits": statistics.mean(hits[name]),
         }
         for name in ("agentmem", "mem0")
@@ -271,8 +272,8 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=10)
-    parser.add_argument("--data", type=Path, default=Path(os.environ.get("AGENTMEM_EVAL_DIR", ROOT.parent / "shared" / "eval"))
-                        / "locomo-dev.json")
+    eval_dir = Path(os.environ.get("AGENTMEM_EVAL_DIR", ROOT.parent / "shared" / "eval"))
+    parser.add_argument("--data", type=Path, default=eval_dir / "locomo-dev.json")
     parser.add_argument("--worker", choices=["agentmem", "mem0"], help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
@@ -296,7 +297,8 @@ def main() -> int:
         result = run_size(size, memories, questions, args.rounds, mem0_python)
         a, m = result["agentmem"], result["mem0"]
         print(f"| {size:,} | {a['p50']:.1f} / {a['p95']:.1f} ms | {m['p50']:.1f} / {m['p95']:.1f} ms | "
-              f"{m['p50'] / a['p50']:.2f}x | {a['cpu']:.1f} / {m['cpu']:.1f} ms ({m['cpu'] / a['cpu']:.2f}x) | {a['ingest']:.0f} / {m['ingest']:.0f} ({a['ingest'] / m['ingest']:.2f}x) | "
+              f"{m['p50'] / a['p50']:.2f}x | {a['cpu']:.1f} / {m['cpu']:.1f} ms ({m['cpu'] / a['cpu']:.2f}x) | "
+              f"{a['ingest']:.0f} / {m['ingest']:.0f} ({a['ingest'] / m['ingest']:.2f}x) | "
               f"{a['rss']:.0f} / {m['rss']:.0f} ({a['hwm']:.0f} / {m['hwm']:.0f}) | "
               f"{a['hits']:.1f} / {m['hits']:.1f} | {load_before:.1f}-{os.getloadavg()[0]:.1f} "
               f"({time.strftime('%H:%M UTC', time.gmtime())}) |", flush=True)

@@ -35,7 +35,9 @@ class UntracedSegment(BaseSegment):
     def put_metadata(self, key: str, value: Any, namespace: str = "default") -> None:
         return None
 
-    def add_exception(self, exception: BaseException, stack: list[traceback.StackSummary], remote: bool = False) -> None:
+    def add_exception(
+        self, exception: BaseException, stack: list[traceback.StackSummary], remote: bool = False
+    ) -> None:
         return None
 
 
