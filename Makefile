@@ -60,8 +60,9 @@ typecheck: $(DEV_STAMP)
 demo: $(SERVE_STAMP)
 	$(BIN)/agentmem demo
 
+# agentmem beside mem0 OSS (its own venv under .bench/, made on first run from PyPI): not part of `make test`.
 bench: $(DEV_STAMP)
-	$(BIN)/python benchmarks/bench_retrieve.py
+	$(BIN)/python benchmarks/side_by_side.py
 
 synth: $(DEV_STAMP)
 	$(BIN)/python app.py

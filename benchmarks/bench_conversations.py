@@ -52,7 +52,7 @@ SENTENCES = [
     "Summarise the three options we discussed for the data migration.",
 ]
 PERSONAL = ["You can reach me at jane.doe{n}@example.com.", "Call me on +44 20 7946 {n:04d} after five."]
-LESSONS = "## Lessons from past runs\n" + "\n".join(f"- Lesson {n}: keep headlines active." for n in range(5))
+LESSONS = [f"Lesson {n}: keep headlines active." for n in range(5)]
 BULK_BATCH = 500
 
 
@@ -96,7 +96,7 @@ def bench_size(size: int, samples: int, budget: int, detector: PiiDetector) -> d
 
             def pack(_: int) -> object:
                 history = users.for_retrieve("alice", "t1", "next step?", None, token_budget=budget).history
-                return pack_context(budget=budget, lessons_message=LESSONS, profile=None, facts=[],
+                return pack_context(budget=budget, lessons=LESSONS, profile=None, facts=[],
                                     history=history, counter=counter)
 
             pack(0)  # warm the page cache and the key cache as a live thread would have them

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import warnings
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -12,11 +13,16 @@ from aws_lambda_powertools import Logger, Metrics, Tracer
 from aws_lambda_powertools.logging.lambda_context import build_lambda_context_model
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.metrics.functions import is_metrics_disabled
+from aws_lambda_powertools.shared.functions import resolve_truthy_env_var_choice
+
+from agentmem.api.untraced import UntracedProvider
 
 SERVICE = "agentmem"
 
 logger = Logger(service=SERVICE)
-tracer = Tracer(service=SERVICE)
+# Tracing off (the local server, the tests): no X-Ray recorder is loaded only to discard its segments.
+_TRACING_OFF = resolve_truthy_env_var_choice(env=os.getenv("POWERTOOLS_TRACE_DISABLED", "false"))
+tracer = Tracer(service=SERVICE, provider=UntracedProvider() if _TRACING_OFF else None)
 metrics = Metrics(namespace="agentmem", service=SERVICE)
 # A request that added no metric is normal here (a 404, a disabled agent); powertools warns on each.
 warnings.filterwarnings("ignore", message="No application metrics to publish")

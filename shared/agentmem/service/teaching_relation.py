@@ -43,7 +43,9 @@ def teaching_relation(embedder: Embedder, lessons: Sequence[Memory]) -> Teaching
             vectors[i] = vector
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     unit = vectors / np.where(norms == 0, 1.0, norms)
-    cosine = unit @ unit.T
+    # numpy's own loop, not `@`: OpenBLAS's threads spin while they wait, and on 2 busy cores the 40 x 40
+    # product of a retrieve's candidates took 3.8 ms of CPU (14.6 wall) where this takes 0.12 (0.45), load 10.
+    cosine = np.einsum("ij,kj->ik", unit, unit)
     row = {m.memory_id: i for i, m in enumerate(commented)}
     terms = {m.memory_id: teaching_terms(words[m.memory_id] or "") for m in commented}
 

@@ -263,6 +263,10 @@ def _load_session(key: _ModelKey) -> onnxruntime.InferenceSession:
     options.inter_op_num_threads = 1
     options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # onnxruntime's arena keeps the largest working set it ever needed: one batch of 8 texts of 256 pieces
+    # left the process 100 MiB larger for good. Without it: +52 instead of +151 MiB after such a batch, and
+    # the same CPU per query (3.05 against 3.11 ms, interleaved, load 13).
+    options.enable_cpu_mem_arena = False
     return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 

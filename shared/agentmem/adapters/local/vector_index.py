@@ -83,7 +83,10 @@ class _Group:
         n = self.size
         if n == 0 or k <= 0:
             return []
-        scores = self.matrix[:n] @ vector
+        # numpy's own loop, not `@`: a matrix-vector product of this size goes to OpenBLAS, whose threads
+        # spin while they wait and, on 2 busy cores, took 4.7 ms of CPU (21.7 wall) for 10k x 384 where this
+        # takes 0.56 (2.6 wall), load 11; the scores agree to 5e-5.
+        scores = np.einsum("ij,j->i", self.matrix[:n], vector)
         mask = self.alive[:n]
         if created_after is not None:
             mask = mask & (self.created[:n] > created_after)
