@@ -107,15 +107,16 @@ def _world(minilm: Any) -> World:
         vector_bucket=BUCKET, embedding_dimension=minilm.dimension,
     )
     vectors = S3VectorsIndex(BUCKET, dimension=minilm.dimension, client=client)
-    services = build_services(settings, vectors=vectors, embedder=minilm, llm=OfflineRuleModel())
-    assert services.conversations is not None
-    services.conversations.detector = RegexPiiDetector()
+    services = build_services(
+        settings, vectors=vectors, embedder=minilm, llm=OfflineRuleModel(), pii_detector=RegexPiiDetector()
+    )
     set_services(services)
     return World(LocalApp(settings, services, worker=None), queue_url)  # type: ignore[arg-type]
 
 
 def test_an_s3vectors_tenant_gets_the_dynamodb_keyword_side(world: World) -> None:
-    assert isinstance(world.app.services.lexical, DynamoDbLexicalIndex)
+    # The keyword index is the one port no service closes, so the services keep it to close it.
+    assert [type(port) for port in world.app.services.closeables] == [DynamoDbLexicalIndex]
 
 
 def test_turns_are_found_by_keyword_masked_in_the_table_and_erased_with_the_user(world: World) -> None:

@@ -64,8 +64,8 @@ class AwsBackend:
     def lexical_index(self, vectors: VectorIndex) -> LexicalIndex | None:
         """The keyword index beside `vectors`: the one place that decides which vector stores have one.
 
-        OpenSearch has a keyword side (a `text` field, BM25) in the same index; S3 Vectors has none:
-        vector-only recall.
+        OpenSearch has a keyword side (a `text` field, BM25) in the same index; S3 Vectors has none, so its
+        tenants keep per-user BM25 segments in the tenant table (adapters/aws/dynamodb_lexical.py).
         """
         from agentmem.adapters.aws.opensearch_index import OpenSearchVectorIndex
 
@@ -73,6 +73,10 @@ class AwsBackend:
             from agentmem.adapters.aws.opensearch_lexical import OpenSearchLexicalIndex
 
             return OpenSearchLexicalIndex.beside(vectors)
+        if self.settings.vector_store == "s3vectors":
+            from agentmem.adapters.aws.dynamodb_lexical import DynamoDbLexicalIndex
+
+            return DynamoDbLexicalIndex(self.settings.table_name or "")
         return None
 
     def pii_detector(self) -> PiiDetector:
