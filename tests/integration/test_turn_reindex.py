@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agentmem.adapters.local.bm25_index import LocalBm25Index
 from agentmem.adapters.local.offline_llm import OfflineRuleModel
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.cli.main import cli
@@ -49,8 +50,10 @@ def test_reindex_turns_rebuilds_lost_recall_indexes_from_the_transcripts(tmp_pat
             pass
         assert ("pets", 1) in _recalled(app, "What pet did they adopt from the shelter?")
         tenant = app.settings.tenant
-        assert app.services.lexical is not None
-        app.services.lexical.delete_owner(tenant, "turn", USER)
+        # The keyword index is the one port the services hold only to close it.
+        (lexical,) = app.services.closeables
+        assert isinstance(lexical, LocalBm25Index)
+        lexical.delete_owner(tenant, "turn", USER)
         app.services.memory.vectors.delete_owner(tenant, "turn", USER)
         assert _recalled(app, "What pet did they adopt from the shelter?") == []
     finally:
