@@ -41,7 +41,7 @@ from agentmem.domain.packing import pack_context
 from agentmem.ports.pii import PiiDetector
 from agentmem.ports.transcripts import NewTurn
 from agentmem.service.conversations import ConversationService, TurnInput
-from agentmem.service.user_memory import UserMemoryService
+from agentmem.service.user_memory import history_limit
 from agentmem.tokens import get_token_counter
 from stats import percentile
 
@@ -92,10 +92,9 @@ def bench_size(size: int, samples: int, budget: int, detector: PiiDetector) -> d
                 text = SENTENCES[n % len(SENTENCES)] + " " + PERSONAL[n % 2].format(n=n)
                 return conversations.append_turns("alice", "t1", [TurnInput("user", text)])
 
-            users = UserMemoryService(conversations)
-
             def pack(_: int) -> object:
-                history = users.for_retrieve("alice", "t1", "next step?", None, token_budget=budget).history
+                # What UserMemoryService.for_retrieve reads for the history.
+                history = conversations.recent_history("alice", "t1", history_limit(budget))
                 return pack_context(budget=budget, lessons=LESSONS, profile=None, facts=[],
                                     history=history, counter=counter)
 

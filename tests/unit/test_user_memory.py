@@ -49,6 +49,15 @@ class Facts:
         return [{"factId": "f1", "text": "prefers tea", "score": 0.9}]
 
 
+class Recall:
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, int]] = []
+
+    def recall(self, user_id: str, query: str, query_vector: np.ndarray | None, k: int) -> list[Any]:
+        self.asked.append((user_id, k))
+        return []
+
+
 class BrokenTranscripts:
     def newest_turns(self, *args: Any) -> Any:
         raise BackendUnavailable("transcripts", "DynamoDB unreachable")
@@ -65,7 +74,7 @@ def test_history_is_the_newest_turns_of_that_thread_only_oldest_first(conversati
     for n in range(30):
         conversations.append_turns("alice", "t1", [TurnInput("user", f"turn {n}")])
     conversations.append_turns("alice", "t2", [TurnInput("user", "other thread")])
-    memory = UserMemoryService(conversations)
+    memory = UserMemoryService(conversations, profiles=Profiles(), facts=Facts(), recall=Recall())
 
     history = memory.for_retrieve("alice", "t1", "hi", None, token_budget=100).history
 
@@ -75,7 +84,7 @@ def test_history_is_the_newest_turns_of_that_thread_only_oldest_first(conversati
 
 def test_profile_and_facts_come_from_their_providers(conversations: ConversationService) -> None:
     facts = Facts()
-    memory = UserMemoryService(conversations, profiles=Profiles(), facts=facts, fact_count=3)
+    memory = UserMemoryService(conversations, profiles=Profiles(), facts=facts, recall=Recall(), fact_count=3)
     answer = memory.for_retrieve("alice", "t1", "hi", np.zeros(4))
     assert answer.profile == "## Identity\nalice writes Python."
     assert answer.facts == [{"factId": "f1", "text": "prefers tea", "score": 0.9}]
@@ -85,7 +94,7 @@ def test_profile_and_facts_come_from_their_providers(conversations: Conversation
 
 def test_each_missing_part_is_named_and_the_rest_still_answers(conversations: ConversationService) -> None:
     conversations.transcripts = BrokenTranscripts()  # type: ignore[assignment]
-    memory = UserMemoryService(conversations, profiles=Profiles(down=True), facts=Facts())
+    memory = UserMemoryService(conversations, profiles=Profiles(down=True), facts=Facts(), recall=Recall())
     answer = memory.for_retrieve("alice", "t1", "hi", None)
     assert answer.degraded == ["profile", "history"]
     assert answer.profile is None and answer.history == []

@@ -19,7 +19,7 @@ from agentmem.domain.log_ids import log_id
 from agentmem.domain.packing import TOKENS_PER_MESSAGE, HistoryTurn
 from agentmem.service.conversations import ConversationService
 from agentmem.service.retrieval import UserMemory
-from agentmem.service.turn_recall import TurnRecallService
+from agentmem.service.turn_recall import RecalledTurn
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +42,12 @@ class FactsProvider(Protocol):
     def facts_for(self, user_id: str, query_vector: np.ndarray | None, k: int) -> list[dict[str, Any]]: ...
 
 
+class RecallProvider(Protocol):
+    """The user's `k` past turns most relevant to a query, best first (`TurnRecallService`)."""
+
+    def recall(self, user_id: str, query: str, query_vector: np.ndarray | None, k: int) -> list[RecalledTurn]: ...
+
+
 def history_limit(token_budget: int | None) -> int:
     """How many of the newest turns to read for a budget: never more than could possibly fit."""
     if token_budget is None:
@@ -54,9 +60,9 @@ class UserMemoryService:
     """UserMemorySource for RetrievalService: profile, facts and history, each degrading on its own."""
 
     conversations: ConversationService
-    profiles: ProfileProvider | None = None
-    facts: FactsProvider | None = None
-    recall: TurnRecallService | None = None
+    profiles: ProfileProvider
+    facts: FactsProvider
+    recall: RecallProvider
     fact_count: int = DEFAULT_FACT_COUNT
 
     def for_retrieve(
@@ -69,20 +75,18 @@ class UserMemoryService:
         recall_k: int = 0,
     ) -> UserMemory:
         memory = UserMemory()
-        if self.profiles is not None:
-            try:
-                memory.profile = self.profiles.profile_for(user_id)
-            except BackendUnavailable:
-                # Named after the part of the answer that is missing, whatever backend failed.
-                memory.degraded.append("profile")
-        if self.facts is not None:
-            try:
-                memory.facts = self.facts.facts_for(user_id, query_vector, self.fact_count)
-            except BackendUnavailable:
-                memory.degraded.append("facts")
+        try:
+            memory.profile = self.profiles.profile_for(user_id)
+        except BackendUnavailable:
+            # Named after the part of the answer that is missing, whatever backend failed.
+            memory.degraded.append("profile")
+        try:
+            memory.facts = self.facts.facts_for(user_id, query_vector, self.fact_count)
+        except BackendUnavailable:
+            memory.degraded.append("facts")
         if thread_id is not None:
             memory.history = self._history(user_id, thread_id, token_budget, memory.degraded)
-        if self.recall is not None and recall_k > 0:
+        if recall_k > 0:
             # Turns of this thread's history may come back too; packing drops those it keeps as
             # history, so ask for that many more.
             wanted = recall_k + len(memory.history)
