@@ -227,7 +227,7 @@ def world(minilm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Itera
             built.services.close()
 
 
-def _world(minilm: Any, data_dir: Path) -> World:
+def _world(minilm: Any, data_dir: Path, **settings_overrides: Any) -> World:
     dynamodb = aws_session().client("dynamodb")
     dynamodb.create_table(TableName=TABLE, **table_key_schema_from_template())
     ttl = table_ttl_attribute_from_template()
@@ -251,7 +251,7 @@ def _world(minilm: Any, data_dir: Path) -> World:
         backend="aws", tenant=TENANT, table_name=TABLE, key_table_name=KEY_TABLE, event_bus_name=BUS,
         kms_key_arn=key_arn, hmac_key_arn=hmac_arn, opensearch_endpoint=COLLECTION_ENDPOINT,
         vector_index=INDEX_NAME, embedding_dimension=DIMENSION,
-        enabled_agents=["auditor", "writer"], data_dir=data_dir,
+        enabled_agents=["auditor", "writer"], data_dir=data_dir, **settings_overrides,
     )
     # botocore's own retries are off so a failing model fails in milliseconds; what is under test is what
     # the adapter and retrieve do with the failure, not botocore's backoff.

@@ -17,10 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agentmem.adapters.aws.ssm_settings import SsmSettingsParameter, settings_parameter_name
+from agentmem.adapters.aws.ssm_settings import settings_parameter_name
 from agentmem.cli.main import cli
 from agentmem.config import load_settings, runtime_values
-from agentmem.service.runtime_settings import RuntimeSettings
 from agentmem.wiring import build_services, set_services
 from click.testing import CliRunner
 from moto import mock_aws
@@ -53,7 +52,8 @@ class Tenant:
 def tenant(minilm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Tenant]:
     use_moto_environment(monkeypatch)
     with mock_aws():
-        world = _world(minilm, tmp_path)
+        # The tenant's SSM parameter, read with the cache off for the test: build_services wires it.
+        world = _world(minilm, tmp_path, settings_parameter=PARAMETER, settings_max_age_seconds=0)
         base = world.services.settings
         template = {
             "Resources": {"Settings": {"Type": "AWS::SSM::Parameter", "Properties": {
@@ -61,8 +61,6 @@ def tenant(minilm: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
             "Outputs": {"SettingsParameterName": {"Value": {"Ref": "Settings"}}},
         }
         aws_session().client("cloudformation").create_stack(StackName=STACK, TemplateBody=json.dumps(template))
-        # What build_services does when AGENTMEM_SETTINGS_PARAMETER is set, with the cache off for the test.
-        world.services.runtime = RuntimeSettings(base, SsmSettingsParameter(PARAMETER, max_age=0))
         set_services(world.services)
         try:
             yield Tenant(world, aws_session().client("ssm"))

@@ -26,9 +26,9 @@ TURNS = {
 
 
 def _app(folder: Path, minilm: Any) -> Any:
-    app = create_app(folder, start_worker=False, ports={"embedder": minilm, "llm": OfflineRuleModel()})
-    app.services.conversations.detector = RegexPiiDetector()
-    return app
+    return create_app(folder, start_worker=False, ports={
+        "embedder": minilm, "llm": OfflineRuleModel(), "pii_detector": RegexPiiDetector(),
+    })
 
 
 def _recalled(app: Any, question: str) -> list[tuple[str, int]]:
