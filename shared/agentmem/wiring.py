@@ -36,7 +36,7 @@ from agentmem.service.memory import MemoryService
 from agentmem.service.profiles import ProfileService
 from agentmem.service.retrieval import RetrievalService
 from agentmem.service.runtime_settings import FixedSettings, RuntimeSettings
-from agentmem.service.turn_recall import TurnRecallService, adjacent_turn_ids
+from agentmem.service.turn_recall import TurnRecallService, adjacent_turn_ids, turn_thread_id
 from agentmem.service.turn_search import HybridTurnRetriever
 from agentmem.service.user_memory import UserMemoryService
 from agentmem.service.user_search import UserSearchService
@@ -248,7 +248,7 @@ def build_services(
     turn_recall = TurnRecallService(
         tenant=settings.tenant, transcripts=conversations.transcripts,
         search=HybridTurnRetriever(settings.tenant, embedder=guarded_embedder, vectors=guarded_vectors,
-                                   lexical=lexical, adjacent=adjacent_turn_ids),
+                                   lexical=lexical, adjacent=adjacent_turn_ids, group=turn_thread_id),
     )
 
     def forget_turn_appends(user_id: str, thread_id: str, keys: list[str]) -> None:

@@ -156,3 +156,33 @@ def with_neighbours(
         for hit in hits
     }
     return _ranked(totals)
+
+
+def with_group_context(
+    hits: Sequence[FusedHit],
+    group: Callable[[str], str],
+    weight: float,
+    *,
+    top: int = 2,
+    basis: Sequence[FusedHit] | None = None,
+) -> list[FusedHit]:
+    """`hits` re-ranked with each item's score raised by `weight` times its group's relative score.
+
+    A group's score is the sum of its `top` best scores in `basis` (`hits` when None), divided by the
+    best group's, so it lies in [0, 1]; `group(item_id)` names an item's group (in a conversation: the
+    session). A question's evidence is often several turns of one session, so a session that matches in
+    several turns lifts the turns of it that match less. An item whose group has no score in `basis`
+    adds nothing.
+    """
+    if weight < 0:
+        raise ValueError("weight must be >= 0")
+    if top < 1:
+        raise ValueError("top must be >= 1")
+    members: dict[str, list[float]] = {}
+    for hit in hits if basis is None else basis:
+        members.setdefault(group(hit.item_id), []).append(hit.score)
+    totals = {name: sum(sorted(scores, reverse=True)[:top]) for name, scores in members.items()}
+    best = max(totals.values(), default=0.0)
+    if best <= 0:
+        return _ranked({hit.item_id: hit.score for hit in hits})
+    return _ranked({hit.item_id: hit.score + weight * totals.get(group(hit.item_id), 0.0) / best for hit in hits})

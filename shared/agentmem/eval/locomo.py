@@ -155,6 +155,11 @@ def adjacent_dialog_ids(turn_id: str) -> list[str]:
     return [f"D{session}:{turn - 1}", f"D{session}:{turn + 1}"]
 
 
+def dialog_session(turn_id: str) -> str:
+    """The session of a dialog id ("D3:5" -> "D3"): the library path's `Grouping`."""
+    return turn_id.split(":", 1)[0]
+
+
 def _session_timestamp(date_text: str | None) -> float:
     if not date_text:
         return 0.0
@@ -240,6 +245,7 @@ def local_retriever(
                 candidate_depth=candidate_depth,
                 fusion=fusion,
                 adjacent=adjacent_dialog_ids,
+                group=dialog_session,
             )
         finally:
             for index in (vectors, lexical):

@@ -132,7 +132,7 @@ def evaluate_through_api(
     Returns the same shape as `agentmem.eval.locomo.evaluate`, plus `tokens` and `latency_ms`.
     """
     from agentmem.local.server import create_app
-    from agentmem.service.turn_recall import adjacent_turn_ids
+    from agentmem.service.turn_recall import adjacent_turn_ids, turn_thread_id
     from agentmem.service.turn_search import HybridTurnRetriever
 
     started = time.perf_counter()
@@ -166,6 +166,7 @@ def evaluate_through_api(
                 recall.search = HybridTurnRetriever(
                     app.settings.tenant, embedder=app.services.memory.embedder,
                     vectors=app.services.memory.vectors, lexical=None, adjacent=adjacent_turn_ids,
+                    group=turn_thread_id,
                 )
             api = _Api(app)
             for sample in samples:

@@ -46,10 +46,12 @@ from agentmem.eval.locomo import (
     select_samples,
 )
 from agentmem.eval.locomo_api import AGENT, MAX_RECALL_K, MAX_TOKEN_BUDGET, _Api, _ingest, _percentile
-from agentmem.service.turn_recall import adjacent_turn_ids
+from agentmem.service.turn_recall import adjacent_turn_ids, turn_thread_id
 from agentmem.service.turn_search import (
     DEFAULT_LEXICAL_WEIGHT,
     DEFAULT_NEIGHBOUR_WEIGHT,
+    DEFAULT_SESSION_TOP,
+    DEFAULT_SESSION_WEIGHT,
     HybridTurnRetriever,
 )
 
@@ -71,11 +73,14 @@ class Variant:
     bm25_b: float = DEFAULT_B
     neighbour_span: int = 1
     statement_queries: bool = False
+    embed_kinds: bool = True
+    session_weight: float = DEFAULT_SESSION_WEIGHT
+    session_top: int = DEFAULT_SESSION_TOP
 
     @property
-    def index_key(self) -> tuple[bool, bool, float]:
+    def index_key(self) -> tuple[bool, bool, float, bool]:
         """What changes the indexed documents: variants with the same key share one pair of indexes."""
-        return (self.following_context, self.dense_dates, self.bm25_b)
+        return (self.following_context, self.dense_dates, self.bm25_b, self.embed_kinds)
 
     def indexes(self, folder: Path) -> tuple[LocalVectorIndex, LocalBm25Index]:
         """Fresh index files in `folder` for this variant's documents."""
@@ -94,11 +99,14 @@ class Variant:
             ),
             following_context=self.following_context, dense_dates=self.dense_dates,
             dense_query=statement_form if self.statement_queries else None,
+            embed_kinds=self.embed_kinds, group=turn_thread_id if self.session_weight > 0 else None,
+            session_weight=self.session_weight, session_top=self.session_top,
         )
 
 
-# The turn search as issue 22 found it: equal weights, no neighbours, the previous turn as keyword context.
-BASELINE = Variant("baseline", neighbour_weight=0.0)
+# The turn search as issue 22 found it: equal weights, no neighbours, the previous turn as keyword context,
+# tokens embedded as they are, no session scores.
+BASELINE = Variant("baseline", neighbour_weight=0.0, embed_kinds=False, session_weight=0.0)
 _NEIGHBOURS = replace(BASELINE, name="neighbours-0.5", neighbour_weight=0.5)
 # Stage 1: each lever alone against the baseline, at a few values. Stage 2: around the one that held
 # out in every fold (neighbours), and the others again on top of it.
@@ -133,6 +141,21 @@ STAGES: Mapping[str, tuple[Variant, ...]] = {
         replace(BASELINE, name="statement-queries", statement_queries=True),
         _NEIGHBOURS,
         replace(_NEIGHBOURS, name="neighbours-0.5+statement-queries", statement_queries=True),
+    ),
+    # Stage 4, on top of neighbours (the shipped search before it): tokens embedded as their kind, the
+    # session's score, both, and the fusion weight again now that the vector side is stronger.
+    "sessions": (
+        _NEIGHBOURS,
+        replace(_NEIGHBOURS, name="kinds", embed_kinds=True),
+        replace(_NEIGHBOURS, name="sessions-0.3", session_weight=0.3),
+        replace(_NEIGHBOURS, name="kinds+sessions-0.2", embed_kinds=True, session_weight=0.2),
+        replace(_NEIGHBOURS, name="kinds+sessions-0.3", embed_kinds=True, session_weight=0.3),
+        replace(_NEIGHBOURS, name="kinds+sessions-0.5", embed_kinds=True, session_weight=0.5),
+        replace(_NEIGHBOURS, name="kinds+sessions-0.3+top-3", embed_kinds=True, session_weight=0.3, session_top=3),
+        replace(_NEIGHBOURS, name="kinds+sessions-0.3+lexical-0.4", embed_kinds=True, session_weight=0.3,
+                lexical_weight=0.4),
+        replace(_NEIGHBOURS, name="kinds+sessions-0.3+neighbours-0.75", embed_kinds=True, session_weight=0.3,
+                neighbour_weight=0.75),
     ),
 }
 

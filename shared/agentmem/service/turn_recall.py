@@ -67,6 +67,12 @@ def adjacent_turn_ids(item_id: str, span: int = 1) -> list[str]:
     return [turn_item_id(thread_id, seq + step) for distance in range(1, span + 1) for step in (-distance, distance)]
 
 
+def turn_thread_id(item_id: str) -> str:
+    """The thread (session) of an indexed turn, from its id (a `Grouping`); the id itself if it is not a turn's."""
+    key = parse_turn_item_id(item_id)
+    return item_id if key is None else key[0]
+
+
 def turn_date(created_at: float) -> str:
     """When a turn was said, as indexed and shown: "1:56 pm on 8 May 2023" (UTC)."""
     moment = datetime.fromtimestamp(created_at, UTC)

@@ -27,12 +27,14 @@ from typing import Literal
 
 import numpy as np
 
+from agentmem.domain.embedded_text import tokens_as_kinds
 from agentmem.domain.fusion import (
     FusedHit,
     ScoreList,
     fuse_max_normalised,
     fuse_min_max,
     reciprocal_rank_fusion,
+    with_group_context,
     with_neighbours,
 )
 from agentmem.ports.embedder import Embedder
@@ -50,8 +52,14 @@ DEFAULT_LEXICAL_WEIGHT = 0.5
 # How much of its best neighbour's fused score a turn adds to its own (0: neighbours do not count).
 # Chosen by cross-validation over the development conversations (docs/locomo-recall.md).
 DEFAULT_NEIGHBOUR_WEIGHT = 0.5
+# How much of its session's score a turn adds (0: sessions do not count), and how many of the session's
+# best turns make that score. Chosen by cross-validation like the neighbours' weight.
+DEFAULT_SESSION_WEIGHT = 0.3
+DEFAULT_SESSION_TOP = 2
 Adjacency = Callable[[str], Sequence[str]]
 """The ids of the turns said just before and after a turn (same session), from the turn's id."""
+Grouping = Callable[[str], str]
+"""The session (thread) a turn belongs to, from the turn's id."""
 
 
 @dataclass(frozen=True)
@@ -77,10 +85,14 @@ def _utterance(turn: ConversationTurn) -> str:
     return line
 
 
-def dense_text(turn: ConversationTurn, *, dated: bool = True) -> str:
-    """The text embedded for a turn: its date (unless `dated` is False), speaker, words and image caption."""
+def dense_text(turn: ConversationTurn, *, dated: bool = True, kinds: bool = False) -> str:
+    """The text embedded for a turn: its date (unless `dated` is False), speaker, words and image caption.
+
+    With `kinds`, each personal-data token reads as its kind ("person"): `agentmem.domain.embedded_text`.
+    """
     line = _utterance(turn)
-    return f"({turn.session_date}) {line}" if turn.session_date and dated else line
+    line = f"({turn.session_date}) {line}" if turn.session_date and dated else line
+    return tokens_as_kinds(line) if kinds else line
 
 
 def lexical_text(
@@ -108,6 +120,16 @@ class HybridTurnRetriever:
     `adjacent` a turn is scored alone. `following_context` adds the next turn to a turn's keyword
     text as well as the previous one; `dense_dates` puts the session date in the embedded text;
     `dense_query` rewrites a query before the vector side embeds it (at the cost of one embedding).
+
+    `embed_kinds` (the default) embeds a turn, and a query, with each personal-data token read as its
+    kind (`agentmem.domain.embedded_text`); a query holding a token is then embedded once more here,
+    since the caller's vector is of the text as masked.
+
+    Sessions: given `group` (the session a turn belongs to), each candidate adds `session_weight` times
+    its session's score, the sum of the session's `session_top` best fused scores over the best
+    session's (`agentmem.domain.fusion.with_group_context`): a question's evidence is often several
+    turns of one session, and a session that matches the question in several turns is likelier to hold
+    the ones that match it less.
     """
 
     def __init__(
@@ -125,6 +147,10 @@ class HybridTurnRetriever:
         following_context: bool = False,
         dense_dates: bool = True,
         dense_query: Callable[[str], str] | None = None,
+        embed_kinds: bool = True,
+        group: Grouping | None = None,
+        session_weight: float = DEFAULT_SESSION_WEIGHT,
+        session_top: int = DEFAULT_SESSION_TOP,
     ) -> None:
         if (embedder is None) != (vectors is None):
             raise ValueError("dense search needs both an embedder and a vector index")
@@ -142,6 +168,8 @@ class HybridTurnRetriever:
             raise ValueError("lexical_weight must be between 0 and 1 (exclusive)")
         if neighbour_weight < 0:
             raise ValueError("neighbour_weight must be >= 0")
+        if session_weight < 0 or session_top < 1:
+            raise ValueError("session_weight must be >= 0 and session_top >= 1")
         self._candidate_depth = candidate_depth
         self._fusion = fusion
         self._lexical_weight = lexical_weight
@@ -150,6 +178,10 @@ class HybridTurnRetriever:
         self._following_context = following_context
         self._dense_dates = dense_dates
         self._dense_query = dense_query
+        self._embed_kinds = embed_kinds
+        self._group = group
+        self._session_weight = session_weight
+        self._session_top = session_top
 
     def index_session(
         self, owner_id: str, turns: Sequence[ConversationTurn], preceding: ConversationTurn | None = None
@@ -172,7 +204,9 @@ class HybridTurnRetriever:
         if not turns:
             return
         if self._vectors is not None and self._embedder is not None:
-            vectors = self._embedder.embed([dense_text(turn, dated=self._dense_dates) for turn in turns])
+            vectors = self._embedder.embed(
+                [dense_text(turn, dated=self._dense_dates, kinds=self._embed_kinds) for turn in turns]
+            )
             self._vectors.upsert(
                 [
                     VectorItem(self.tenant, TURN_KIND, owner_id, turn.turn_id, vector, turn.created_at)
@@ -221,7 +255,7 @@ class HybridTurnRetriever:
         """`search` for several queries, embedding them in one batch."""
         if k < 1:
             raise ValueError("k must be >= 1")
-        dense_queries = [self._dense_query(q) for q in queries] if self._dense_query else list(queries)
+        dense_queries = [self._dense_form(q) for q in queries]
         query_vectors = (
             self._embedder.embed(dense_queries) if self._embedder is not None and queries else None
         )
@@ -239,11 +273,16 @@ class HybridTurnRetriever:
         """
         if k < 1:
             raise ValueError("k must be >= 1")
-        if self._dense_query is not None and self._embedder is not None and query_vector is not None:
-            rewritten = self._dense_query(query)
+        if self._embedder is not None and query_vector is not None:
+            rewritten = self._dense_form(query)
             if rewritten != query:
                 query_vector = self._embedder.embed([rewritten])[0]
         return self._search_one(owner_id, query, query_vector, k)
+
+    def _dense_form(self, query: str) -> str:
+        """The query as the vector side embeds it (as the turns are embedded)."""
+        text = self._dense_query(query) if self._dense_query is not None else query
+        return tokens_as_kinds(text) if self._embed_kinds else text
 
     def _search_one(self, owner_id: str, query: str, query_vector: np.ndarray | None, k: int) -> list[FusedHit]:
         depth = max(k, self._candidate_depth)
@@ -269,6 +308,9 @@ class HybridTurnRetriever:
             fused = fuse_min_max(lists, [1.0 - self._lexical_weight, self._lexical_weight])
         else:
             fused = fuse_max_normalised(lists, [1.0 - self._lexical_weight, self._lexical_weight])
+        scored = fused
         if self._neighbour_weight > 0 and self._adjacent is not None:
             fused = with_neighbours(fused, self._adjacent, self._neighbour_weight)
+        if self._session_weight > 0 and self._group is not None:
+            fused = with_group_context(fused, self._group, self._session_weight, top=self._session_top, basis=scored)
         return fused
