@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from agentmem.adapters.local.bm25_index import LocalBm25Index
 from agentmem.adapters.local.minilm import MiniLMEmbedder
 from agentmem.adapters.local.vector_index import LocalVectorIndex
 from agentmem.eval.locomo import (
+    dialog_session,
     evaluate,
     fold_conversations,
     format_table,
@@ -299,3 +301,68 @@ def test_the_evaluation_reports_each_conversation_and_measures_only_those_asked(
     one = evaluate(path, retriever="lexical", conversations=["conv-b"])
     assert one["conversations"] == 1 and list(one["by_conversation"]) == ["conv-b"]
     assert one["by_conversation"]["conv-b"]["overall"] == both["by_conversation"]["conv-b"]["overall"]
+
+
+class _RecordingEmbedder:
+    """The real MiniLM, keeping the texts it was given (what the vector side read)."""
+
+    def __init__(self, inner: MiniLMEmbedder) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dimension = inner.dimension
+        self.texts: list[str] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.texts.extend(texts)
+        return self.inner.embed(texts)
+
+
+def test_tokens_are_embedded_as_their_kind_in_turns_and_queries(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
+    embedder = _RecordingEmbedder(minilm)
+    vectors = LocalVectorIndex(tmp_path / "vectors.sqlite3")
+    search = HybridTurnRetriever("t", embedder=embedder, vectors=vectors, lexical=None)
+    turn = ConversationTurn("1", "", "{{PII_PERSON_a4c72700_1}}: I adopted a kitten.", session_date="8 May 2023")
+    search.index_session("u", [turn])
+    assert embedder.texts == ["(8 May 2023) person: I adopted a kitten."]
+    masked = "What did {{PII_PERSON_a4c72700_1}} adopt?"
+    as_masked = minilm.embed([masked])[0]
+    hits = search.search_with_vector("u", masked, as_masked, 1)
+    # The caller's vector is of the masked text: the turn search embeds the query again as it embeds turns.
+    assert embedder.texts[-1] == "What did person adopt?" and [hit.item_id for hit in hits] == ["1"]
+    assert hits[0].score == pytest.approx(float(minilm.embed(["What did person adopt?"])[0] @ minilm.embed(
+        ["(8 May 2023) person: I adopted a kitten."])[0]), abs=1e-4)
+    embedded = len(embedder.texts)
+    search.search_with_vector("u", "What did she adopt?", minilm.embed(["What did she adopt?"])[0], 1)
+    assert len(embedder.texts) == embedded  # nothing to rewrite: the caller's vector is used
+    as_is = HybridTurnRetriever("t", embedder=embedder, vectors=vectors, lexical=None, embed_kinds=False)
+    as_is.index_session("v", [turn])
+    assert embedder.texts[-1] == "(8 May 2023) {{PII_PERSON_a4c72700_1}}: I adopted a kitten."
+    vectors.close()
+
+
+def test_a_turn_of_the_session_that_matches_rises_with_it(tmp_path: Path) -> None:
+    lexical = LocalBm25Index(tmp_path / "lexical.sqlite3")
+    sessions = [
+        [ConversationTurn("D1:1", "Ana", "We went camping by the lake."),
+         ConversationTurn("D1:2", "Ben", "Camping again? Lovely."),
+         ConversationTurn("D1:3", "Ana", "It was."),
+         ConversationTurn("D1:4", "Ana", "And the kids swam there for hours, tired but happy.")],
+        [ConversationTurn("D2:1", "Ana", "Work was long."),
+         ConversationTurn("D2:2", "Ben", "Rest then."),
+         ConversationTurn("D2:3", "Ben", "Good for them."),
+         ConversationTurn("D2:4", "Ana", "Kids swam.")],
+    ]
+    plain = HybridTurnRetriever("t", embedder=None, vectors=None, lexical=lexical, session_weight=0.0)
+    grouped = HybridTurnRetriever(
+        "t", embedder=None, vectors=None, lexical=lexical, group=dialog_session, session_weight=0.5
+    )
+    plain.index_sessions("u", sessions)
+    query = "Where did the kids swim after camping?"
+
+    def swims(search: HybridTurnRetriever) -> list[str]:
+        return [hit.item_id for hit in search.search("u", query, 8) if hit.item_id in ("D1:4", "D2:4")]
+
+    # Alone, the shorter turn wins; the session with two camping turns lifts the one that answers.
+    assert swims(plain) == ["D2:4", "D1:4"]
+    assert swims(grouped) == ["D1:4", "D2:4"]
+    lexical.close()

@@ -12,6 +12,7 @@ from agentmem.domain.fusion import (
     max_normalise,
     min_max_normalise,
     reciprocal_rank_fusion,
+    with_group_context,
     with_neighbours,
 )
 from hypothesis import given
@@ -163,3 +164,39 @@ def test_a_neighbour_outside_the_candidates_adds_nothing_and_weight_zero_changes
     assert with_neighbours(close, _adjacent, 0.0) == close
     with pytest.raises(ValueError):
         with_neighbours(close, _adjacent, -0.1)
+
+
+# Sessions
+
+
+def _session(item_id: str) -> str:
+    return item_id.split(":", 1)[0]
+
+
+def test_a_turn_of_a_session_that_matches_twice_rises_above_an_equally_weak_turn_alone() -> None:
+    hits = [FusedHit("S1:1", 1.0), FusedHit("S1:2", 0.8), FusedHit("S2:1", 0.3), FusedHit("S1:9", 0.3)]
+    ranked = with_group_context(hits, _session, 0.3)
+    assert ids(ranked) == ["S1:1", "S1:2", "S1:9", "S2:1"]
+    # S1's score is its two best (1.0 + 0.8), the best session's: share 1.0; S2's is 0.3 / 1.8; best score 1.0.
+    assert {hit.item_id: hit.score for hit in ranked}["S1:9"] == pytest.approx(0.3 + 0.3 * 1.0)
+    assert {hit.item_id: hit.score for hit in ranked}["S2:1"] == pytest.approx(0.3 + 0.3 * 0.3 / 1.8)
+
+
+def test_group_scores_are_read_from_the_basis_and_weight_zero_changes_nothing() -> None:
+    hits = [FusedHit("S1:1", 0.9), FusedHit("S2:1", 0.85)]
+    basis = [FusedHit("S1:1", 0.1), FusedHit("S2:1", 0.85), FusedHit("S2:2", 0.85)]
+    assert ids(with_group_context(hits, _session, 0.5, basis=basis)) == ["S2:1", "S1:1"]
+    assert with_group_context(hits, _session, 0.0) == hits
+    assert with_group_context(hits, _session, 0.5, basis=[]) == hits
+    with pytest.raises(ValueError):
+        with_group_context(hits, _session, -0.1)
+    with pytest.raises(ValueError):
+        with_group_context(hits, _session, 0.1, top=0)
+
+
+def test_the_session_step_scales_with_the_scores() -> None:
+    hits = [FusedHit("S1:1", 1.0), FusedHit("S1:2", 0.8), FusedHit("S2:1", 0.5)]
+    scaled = [FusedHit(hit.item_id, 10 * hit.score) for hit in hits]
+    once = with_group_context(hits, _session, 0.3)
+    tenfold = with_group_context(scaled, _session, 0.3)
+    assert [hit.score * 10 for hit in once] == pytest.approx([hit.score for hit in tenfold])

@@ -166,10 +166,11 @@ def with_group_context(
     top: int = 2,
     basis: Sequence[FusedHit] | None = None,
 ) -> list[FusedHit]:
-    """`hits` re-ranked with each item's score raised by `weight` times its group's relative score.
+    """`hits` re-ranked with each item's score raised by `weight` times its group's share of the best score.
 
-    A group's score is the sum of its `top` best scores in `basis` (`hits` when None), divided by the
-    best group's, so it lies in [0, 1]; `group(item_id)` names an item's group (in a conversation: the
+    A group's score is the sum of its `top` best scores in `basis` (`hits` when None); an item adds
+    `weight` x (its group's score / the best group's) x the best score in `basis`, so the step does not
+    depend on the scale of the scores. `group(item_id)` names an item's group (in a conversation: the
     session). A question's evidence is often several turns of one session, so a session that matches in
     several turns lifts the turns of it that match less. An item whose group has no score in `basis`
     adds nothing.
@@ -185,4 +186,5 @@ def with_group_context(
     best = max(totals.values(), default=0.0)
     if best <= 0:
         return _ranked({hit.item_id: hit.score for hit in hits})
-    return _ranked({hit.item_id: hit.score + weight * totals.get(group(hit.item_id), 0.0) / best for hit in hits})
+    step = weight * max(max(scores) for scores in members.values()) / best
+    return _ranked({hit.item_id: hit.score + step * totals.get(group(hit.item_id), 0.0) for hit in hits})
