@@ -157,6 +157,16 @@ STAGES: Mapping[str, tuple[Variant, ...]] = {
         replace(_NEIGHBOURS, name="kinds+sessions-0.3+neighbours-0.75", embed_kinds=True, session_weight=0.3,
                 neighbour_weight=0.75),
     ),
+    # Stage 5: stage 4 chose the largest session weight it offered in every fold, so above it.
+    "session-weights": (
+        _NEIGHBOURS,
+        replace(_NEIGHBOURS, name="kinds", embed_kinds=True),
+        replace(_NEIGHBOURS, name="kinds+sessions-0.5", embed_kinds=True, session_weight=0.5),
+        replace(_NEIGHBOURS, name="kinds+sessions-0.75", embed_kinds=True, session_weight=0.75),
+        replace(_NEIGHBOURS, name="kinds+sessions-1.0", embed_kinds=True, session_weight=1.0),
+        replace(_NEIGHBOURS, name="kinds+sessions-0.5+top-1", embed_kinds=True, session_weight=0.5, session_top=1),
+        replace(_NEIGHBOURS, name="kinds+sessions-1.0+top-1", embed_kinds=True, session_weight=1.0, session_top=1),
+    ),
 }
 
 
@@ -205,7 +215,7 @@ def measure_variants(
                     progress(f"ingested {conversation.sample_id}")
             recall = app.services.turn_recall
             assert recall is not None, "build_services always wires the turn recall"
-            built: dict[tuple[bool, bool, float], tuple[LocalVectorIndex, LocalBm25Index]] = {}
+            built: dict[tuple[bool, bool, float, bool], tuple[LocalVectorIndex, LocalBm25Index]] = {}
             try:
                 for variant in variants:
                     indexes = built.get(variant.index_key)
