@@ -7,8 +7,8 @@ short turn with two names is half noise, and every turn of a user looks alike. R
 ("person", "location"), the token says what stood there in one word, as the sentence did before it
 was masked. Who it was is left to the keyword side, which is exact about it.
 
-Measured on the LoCoMo development conversations through `retrieve` (docs/locomo-recall.md): the
-vector side alone 35.2 / 45.9 -> 47.4 / 58.4 at R@5 / R@10.
+Measured on the LoCoMo development conversations (docs/locomo-recall.md): the vector side alone, on
+the same masked turns and questions, 35.2 / 45.9 -> 47.4 / 58.4 at R@5 / R@10.
 """
 
 from __future__ import annotations
