@@ -128,11 +128,11 @@ class HybridTurnRetriever:
     kind (`agentmem.domain.embedded_text`); a query holding a token is then embedded once more here,
     since the caller's vector is of the text as masked.
 
-    Sessions: given `group` (the session a turn belongs to), each candidate adds `session_weight` times
-    its session's score, the sum of the session's `session_top` best fused scores over the best
-    session's (`agentmem.domain.fusion.with_group_context`): a question's evidence is often several
-    turns of one session, and a session that matches the question in several turns is likelier to hold
-    the ones that match it less.
+    Sessions: given `group` (the session a turn belongs to), each candidate adds `session_weight` x its
+    session's share x the best fused score, a session's share being the sum of its `session_top` best
+    fused scores over the best session's (`agentmem.domain.fusion.with_group_context`): a question's
+    evidence is often several turns of one session, and a session that matches the question in several
+    turns is likelier to hold the ones that match it less.
     """
 
     def __init__(
