@@ -116,6 +116,11 @@ class CompactKeyTable(Mapping[int, int]):
         index = int(np.searchsorted(self._keys, np.uint64(key)))
         return index if index < len(self._keys) and int(self._keys[index]) == int(key) else -1
 
+    def rows(self, keys: np.ndarray) -> np.ndarray:
+        """The row of every key of a uint64 array, -1 for a key not in the table (one vectorised search)."""
+        index = np.minimum(np.searchsorted(self._keys, keys), len(self._keys) - 1)
+        return np.where(self._keys[index] == keys, self._rows[index], -1)
+
     def __getitem__(self, key: int) -> int:
         index = self._index(key)
         if index < 0:
