@@ -347,3 +347,33 @@ def _dense_session(
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     options.enable_cpu_mem_arena = False
     return onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+
+
+FACTORY = "agentmem_greedy_ner"
+# The name spaCy's own component keeps in the pipeline, disabled, once this one runs as "ner".
+SPACY_NER = "spacy_ner"
+
+
+def _make_component(nlp: Any, name: str, source: str) -> GreedyEntityRecognizer:
+    return GreedyEntityRecognizer(nlp.get_pipe(source))
+
+
+def use_greedy_recognizer(nlp: Any) -> bool:
+    """Run ``nlp``'s entity recognition with :class:`GreedyEntityRecognizer` under the name ``ner``.
+
+    spaCy's component stays in the pipeline, renamed ``spacy_ner`` and disabled: the new one reads its
+    weights and hands it the docs it does not handle. Returns False, changing nothing, when the
+    component is not the architecture reproduced here (another model folder).
+    """
+    from spacy.language import Language
+
+    if not Language.has_factory(FACTORY):
+        Language.factory(FACTORY, default_config={"source": SPACY_NER}, func=_make_component)
+    try:
+        GreedyEntityRecognizer(nlp.get_pipe("ner"))
+    except UnsupportedModel:
+        return False
+    nlp.rename_pipe("ner", SPACY_NER)
+    nlp.add_pipe(FACTORY, name="ner", after=SPACY_NER, config={"source": SPACY_NER})
+    nlp.disable_pipe(SPACY_NER)
+    return True

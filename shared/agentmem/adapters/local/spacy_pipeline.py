@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from agentmem.adapters.local.entity_recognizer import use_greedy_recognizer
 from agentmem.domain.errors import BackendUnavailable
 
 if TYPE_CHECKING:
@@ -91,6 +92,7 @@ def shared_pipeline() -> Language:
             pipeline = spacy.load(model_dir, exclude=[*unused, _STRING_TABLE])
             vectors = pipeline.vocab.vectors
             vectors.key2row = CompactKeyTable(vectors.key2row)
+            use_greedy_recognizer(pipeline)
             gc.collect()  # the dict's 1.4 million int objects, freed at once, give their arenas back
             _pipeline = pipeline
         return _pipeline
