@@ -8,11 +8,15 @@ For every text of pii-dev and of LoCoMo-dev (each turn and each question), in on
    pipeline's ``ner`` as it runs by default (the greedy recognizer) against the same detector with
    spaCy's component enabled in its place.
 
+``--save FILE`` writes the detector's spans of every text; ``--against FILE`` also compares them with
+spans saved so by another version of the code (run it there with that version on PYTHONPATH: with no
+greedy recognizer in the pipeline, step 1 and 2 are skipped and only the spans are saved).
+
 Prints the counts, the first differences, and the CPU time per text of each recognizer; exits 1 on any
 difference.
 
 Run: .venv/bin/python scripts/check_ner_spans.py [--pii ../shared/eval/pii-dev.json]
-     [--locomo ../shared/eval/locomo-dev.json] [--texts more.json ...]
+     [--locomo ../shared/eval/locomo-dev.json] [--texts more.json ...] [--save F] [--against F]
 (``--texts``: a JSON list of strings.)
 """
 
@@ -24,9 +28,9 @@ import sys
 import time
 from pathlib import Path
 
-from agentmem.adapters.local.entity_recognizer import SPACY_NER, GreedyEntityRecognizer
 from agentmem.adapters.local.presidio_pii import LocalPiiDetector
 from agentmem.adapters.local.spacy_pipeline import shared_pipeline
+from agentmem.domain.pii import PiiSpan
 
 _SHOWN = 5
 
@@ -47,18 +51,41 @@ def eval_texts(pii: Path | None, locomo: Path | None, extra: list[Path]) -> list
     return texts
 
 
+def span_json(span: PiiSpan) -> list[object]:
+    return [span.entity_type, span.start, span.end, span.value, span.score]
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--pii", type=Path, default=Path("../shared/eval/pii-dev.json"))
     parser.add_argument("--locomo", type=Path, default=Path("../shared/eval/locomo-dev.json"))
     parser.add_argument("--texts", type=Path, nargs="*", default=[])
+    parser.add_argument("--save", type=Path, help="write the detector's spans of every text here (JSON)")
+    parser.add_argument("--against", type=Path, help="compare the detector's spans with a --save file")
     args = parser.parse_args()
     texts = eval_texts(args.pii, args.locomo, args.texts)
     nlp = shared_pipeline()
+    detector = LocalPiiDetector()
+    by_default = [detector.detect(text) for text in texts]
+    if args.save is not None:
+        args.save.write_text(json.dumps([[span_json(s) for s in spans] for spans in by_default]), encoding="utf-8")
+    failed = False
+    if args.against is not None:
+        saved = json.loads(args.against.read_text(encoding="utf-8"))
+        now = [[span_json(s) for s in spans] for spans in by_default]
+        moved = [(text, a, b) for text, a, b in zip(texts, saved, now, strict=True) if a != b]
+        print(f"detector spans differing from {args.against}: {len(moved)} of {len(texts)} texts")
+        for text, expected, got in moved[:_SHOWN]:
+            print(f"  {text[:80]!r}\n    saved: {expected}\n    now:   {got}")
+        failed = bool(moved)
+    try:
+        from agentmem.adapters.local.entity_recognizer import SPACY_NER, GreedyEntityRecognizer
+    except ImportError:
+        return 1 if failed else 0
     greedy = nlp.get_pipe("ner")
     if not isinstance(greedy, GreedyEntityRecognizer):
-        print("the pipeline runs spaCy's own NER (another model?): nothing to compare")
-        return 1
+        print("the pipeline runs spaCy's own NER (another model?): nothing more to compare")
+        return 1 if failed else 0
     spacy_ner = greedy.spacy_component
 
     entity_differences = []
@@ -74,8 +101,6 @@ def main() -> int:
         if found["spaCy"] != found["greedy"]:
             entity_differences.append((text, found["spaCy"][0], found["greedy"][0]))
 
-    detector = LocalPiiDetector()
-    by_default = [detector.detect(text) for text in texts]
     nlp.disable_pipe("ner")
     nlp.enable_pipe(SPACY_NER)
     try:
@@ -91,7 +116,7 @@ def main() -> int:
         print(f"  {text[:80]!r}\n    spaCy:  {expected}\n    greedy: {got}")
     for name, seconds in cpu.items():
         print(f"CPU per text, {name} NER component: {seconds / len(texts) * 1000:.3f} ms")
-    return 1 if entity_differences or span_differences else 0
+    return 1 if failed or entity_differences or span_differences else 0
 
 
 if __name__ == "__main__":

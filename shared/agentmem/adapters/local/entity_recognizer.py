@@ -106,6 +106,11 @@ class GreedyEntityRecognizer:
         self._label_ids = {label: component.vocab.strings.add(label) for label in self._classes.labels}
 
     @property
+    def labels(self) -> tuple[str, ...]:
+        """The entity labels, as spaCy's component lists them."""
+        return tuple(self._component.labels)
+
+    @property
     def spacy_component(self) -> Any:
         """The original spaCy component, which this one reads its weights from."""
         return self._component
