@@ -43,6 +43,10 @@ DEFAULT_BATCH_SIZE = 8
 _MAX_BATCH_TOKENS = 2048
 
 _PAD_ID = 0
+# onnxruntime fuses each residual Add and the LayerNormalization after it into one SkipLayerNormalization,
+# whose CPU kernel is slower than the two it replaces: a 27-piece query 2.35 -> 1.75 ms of CPU without the
+# fusion (1 thread, interleaved sessions, load 5; docs/speed.md).
+_DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
 
 
 def default_model_dir() -> Path:
@@ -267,7 +271,9 @@ def _load_session(key: _ModelKey) -> onnxruntime.InferenceSession:
     # left the process 100 MiB larger for good. Without it: +52 instead of +151 MiB after such a batch, and
     # the same CPU per query (3.05 against 3.11 ms, interleaved, load 13).
     options.enable_cpu_mem_arena = False
-    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return onnxruntime.InferenceSession(
+        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(_DISABLED_OPTIMIZERS)
+    )
 
 
 def _load_tokenizer(key: _ModelKey) -> Tokenizer:
