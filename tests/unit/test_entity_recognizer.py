@@ -40,7 +40,7 @@ def components():
 
 
 def test_the_pipeline_runs_the_greedy_recognizer_as_ner_and_keeps_spacys_disabled(components) -> None:
-    nlp, greedy, spacy_ner = components
+    nlp, _, spacy_ner = components
     assert nlp.pipe_names == ["ner"]
     assert SPACY_NER in nlp.disabled
     assert nlp.get_pipe(SPACY_NER) is spacy_ner
@@ -58,7 +58,7 @@ def test_the_texts_hold_multi_word_entities_and_entities_at_both_ends(components
     nlp, _, _ = components
     found = [entities(nlp(text))[0] for text in TEXTS]
     assert any(end - start >= 3 for ents in found for start, end, _ in ents)
-    assert [(0, 2, "PERSON"), (4, 5, "GPE")] == found[0]
+    assert found[0] == [(0, 2, "PERSON"), (4, 5, "GPE")]
     assert found[3][-1][1] == 3 and found[4] == [(0, 1, "GPE")]
 
 

@@ -221,7 +221,9 @@ def _vector_rows(vectors: Any, keys: np.ndarray) -> np.ndarray:
     return np.asarray(vectors.find(keys=keys), dtype=np.int64)
 
 
-def _read_tok2vec(tok2vec: Any) -> tuple[list[_HashEmbedding], np.ndarray, list[_Maxout], tuple[np.ndarray, np.ndarray]]:
+def _read_tok2vec(
+    tok2vec: Any,
+) -> tuple[list[_HashEmbedding], np.ndarray, list[_Maxout], tuple[np.ndarray, np.ndarray]]:
     """The weights of spaCy.Tok2Vec.v2 (MultiHashEmbed.v2 with static vectors, MaxoutWindowEncoder.v2),
     chained with list2array and a linear layer, as TransitionBasedParser.v2 builds it."""
     layers = {node.name: node for node in tok2vec.walk()}
