@@ -51,14 +51,19 @@ def eval_texts(pii: Path | None, locomo: Path | None, extra: list[Path]) -> list
     return texts
 
 
+def _optional_path(value: str) -> Path | None:
+    return Path(value) if value else None
+
+
 def span_json(span: PiiSpan) -> list[object]:
     return [span.entity_type, span.start, span.end, span.value, span.score]
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pii", type=Path, default=Path("../shared/eval/pii-dev.json"))
-    parser.add_argument("--locomo", type=Path, default=Path("../shared/eval/locomo-dev.json"))
+    # An empty path leaves that file out (e.g. `--pii '' --locomo '' --texts mine.json`).
+    parser.add_argument("--pii", type=_optional_path, default=Path("../shared/eval/pii-dev.json"))
+    parser.add_argument("--locomo", type=_optional_path, default=Path("../shared/eval/locomo-dev.json"))
     parser.add_argument("--texts", type=Path, nargs="*", default=[])
     parser.add_argument("--save", type=Path, help="write the detector's spans of every text here (JSON)")
     parser.add_argument("--against", type=Path, help="compare the detector's spans with a --save file")
