@@ -107,3 +107,19 @@ def test_the_compact_table_finds_rows_of_a_key_array_as_get_does() -> None:
     keys = np.array([7, 8, 0, 2**64 - 1, 42, 2**64 - 2, 123456789012345678], dtype=np.uint64)
     assert table.rows(keys).tolist() == [table.get(int(key), -1) for key in keys]
     assert table.rows(keys).tolist() == [0, -1, -1, 3, 1, -1, 2]
+
+
+_MIX = [
+    "Ana", "Lopez", "moved", "to", "Lisbon", "with", "her", "dog", "Rex", "on", "3", "May", "2024", ".", "Call",
+    "+1", "555", "0100", "or", "mail", "ana@example.com", ";", "Dr.", "Smith", ",", "Acme", "Corp.", "in", "New",
+    "York", "City", "\n", "\t", "🙂", "Zoë", "O'Brien-Smith", "São", "Paulo", "42nd", "Street", "the", "of", "and",
+]
+
+
+def test_random_mixes_of_names_places_numbers_and_whitespace_get_spacys_entities(components) -> None:
+    nlp, greedy, spacy_ner = components
+    rng = np.random.default_rng(21)
+    texts = [" ".join(rng.choice(_MIX, size=int(rng.integers(1, 40)))) for _ in range(200)]
+    found = [entities(greedy(nlp.make_doc(text))) for text in texts]
+    assert found == [entities(spacy_ner(nlp.make_doc(text))) for text in texts]
+    assert sum(len(ents) for ents, _ in found) > 200  # the mixes do hold entities
