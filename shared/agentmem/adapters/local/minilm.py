@@ -7,9 +7,11 @@ int8 vectors agree with `SentenceTransformer("all-MiniLM-L6-v2").encode(..., nor
 to cosine >= 0.99 on tests/fixtures/minilm_reference.json; `quantized=False` runs the float32 graph,
 which agrees to about 1e-7. Measurements and the choice of int8: docs/embedding-runtime.md.
 
-Threads: onnxruntime's own pool, `threads` of them (default 2 with two cores or more), told not to spin
-while waiting: spinning workers steal the core another request or the indexing worker needs, which on
-the 2-core target cost more than the second thread ever saves.
+Threads: `threads` onnxruntime intra-op threads, default 1. A second thread cost 10-20% more CPU per query
+in every interleaved run on the 2-core target and never lowered its wall p50 (load 2-7: 1.75 against 2.08
+ms at load 2.2); for a batch of 8 it was faster once (27 against 32 ms, load 6.6) and slower once (12.9
+against 12.1, load 2.2). That core is the other request's or the indexing worker's. With more threads,
+the pool is told not to spin while waiting, for the same reason.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def _batches_of_similar_length(lengths: Sequence[int], batch_size: int) -> list[
 
 
 def _default_threads() -> int:
-    return min(2, os.cpu_count() or 1)
+    return 1
 
 
 class MiniLMEmbedder:
