@@ -16,7 +16,7 @@ and LoCoMo-dev):
   (:class:`CompactKeyTable`, 8 MB), which the vectors' lookups read through the same mapping interface.
 
 The pipeline's ``ner`` is :class:`~agentmem.adapters.local.entity_recognizer.GreedyEntityRecognizer`, which
-computes spaCy's entities from the component's own weights 8-10x faster (spaCy's component stays in the
+computes spaCy's entities from the component's own weights with 4-10x less CPU (spaCy's component stays in the
 pipeline, disabled, for the docs it hands back; see ``entity_recognizer``).
 """
 
