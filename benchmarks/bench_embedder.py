@@ -113,7 +113,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--tokens", type=int, default=30, help="word pieces in the single-query input")
     parser.add_argument("--batch-sizes", default="8,32", help="comma-separated batch sizes to time")
-    parser.add_argument("--threads", type=int, default=None, help="onnxruntime intra-op threads (default: 2)")
+    parser.add_argument("--threads", type=int, default=None, help="onnxruntime intra-op threads (default: 1)")
     parser.add_argument("--float32", action="store_true", help="the float32 graph instead of the int8 model")
     args = parser.parse_args()
 

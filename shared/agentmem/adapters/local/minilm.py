@@ -7,9 +7,11 @@ int8 vectors agree with `SentenceTransformer("all-MiniLM-L6-v2").encode(..., nor
 to cosine >= 0.99 on tests/fixtures/minilm_reference.json; `quantized=False` runs the float32 graph,
 which agrees to about 1e-7. Measurements and the choice of int8: docs/embedding-runtime.md.
 
-Threads: onnxruntime's own pool, `threads` of them (default 2 with two cores or more), told not to spin
-while waiting: spinning workers steal the core another request or the indexing worker needs, which on
-the 2-core target cost more than the second thread ever saves.
+Threads: `threads` onnxruntime intra-op threads, default 1. A second thread cost 10-20% more CPU per query
+in every interleaved run on the 2-core target and never lowered its wall p50 (load 2-7: 1.75 against 2.08
+ms at load 2.2); for a batch of 8 it was faster once (27 against 32 ms, load 6.6) and slower once (12.9
+against 12.1, load 2.2). That core is the other request's or the indexing worker's. With more threads,
+the pool is told not to spin while waiting, for the same reason.
 """
 
 from __future__ import annotations
@@ -43,6 +45,10 @@ DEFAULT_BATCH_SIZE = 8
 _MAX_BATCH_TOKENS = 2048
 
 _PAD_ID = 0
+# onnxruntime fuses each residual Add and the LayerNormalization after it into one SkipLayerNormalization,
+# whose CPU kernel is slower than the two it replaces: a 27-piece query 2.35 -> 1.75 ms of CPU without the
+# fusion (1 thread, interleaved sessions, load 5; docs/speed.md).
+_DISABLED_OPTIMIZERS = ("SkipLayerNormFusion",)
 
 
 def default_model_dir() -> Path:
@@ -91,7 +97,7 @@ def _batches_of_similar_length(lengths: Sequence[int], batch_size: int) -> list[
 
 
 def _default_threads() -> int:
-    return min(2, os.cpu_count() or 1)
+    return 1
 
 
 class MiniLMEmbedder:
@@ -267,7 +273,9 @@ def _load_session(key: _ModelKey) -> onnxruntime.InferenceSession:
     # left the process 100 MiB larger for good. Without it: +52 instead of +151 MiB after such a batch, and
     # the same CPU per query (3.05 against 3.11 ms, interleaved, load 13).
     options.enable_cpu_mem_arena = False
-    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return onnxruntime.InferenceSession(
+        str(path), options, providers=["CPUExecutionProvider"], disabled_optimizers=list(_DISABLED_OPTIMIZERS)
+    )
 
 
 def _load_tokenizer(key: _ModelKey) -> Tokenizer:

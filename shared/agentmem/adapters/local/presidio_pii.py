@@ -87,9 +87,14 @@ def _build_analyzer() -> AnalyzerEngine:
         def load(self) -> None:
             self.nlp = {_LANGUAGE: shared_pipeline()}  # type: ignore[assignment]
 
+    # spaCy's other labels (CARDINAL, MONEY ...) map to themselves: Presidio keeps an unmapped entity as it
+    # is anyway, but logs a warning for each one, i.e. for every number in every text.
+    labels = getattr(shared_pipeline().get_pipe("ner"), "labels", ())
     engine = PinnedSpacyNlpEngine(
         models=[{"lang_code": _LANGUAGE, "model_name": "pinned"}],
-        ner_model_configuration=NerModelConfiguration(model_to_presidio_entity_mapping=dict(SPACY_TO_PRESIDIO)),
+        ner_model_configuration=NerModelConfiguration(
+            model_to_presidio_entity_mapping={**{label: label for label in labels}, **SPACY_TO_PRESIDIO}
+        ),
     )
     engine.load()
     registry = RecognizerRegistry(supported_languages=[_LANGUAGE])
