@@ -244,11 +244,12 @@ class PersonNameFinder:
                 and second.text.islower()
                 and text[first.end : second.start] == " "
                 and gazetteer.is_first(first.text)
-                # a known surname, or a word no dictionary holds ("leon filipowicz", "alvar rehák")
+                # a known surname, or a word no dictionary holds ("leon filipowicz", "alvar rehák"; not a
+                # stop word, which WordNet does not list: "along the mills for an hour")
                 and (
                     gazetteer.is_last(second.text)
                     # not after a capitalised word: "Estonian pak choy" is a dish
-                    or (len(second.text) > 2 and _unknown_word(second.text, every_word)
+                    or (len(second.text) > 2 and _unknown_word(second.text, every_word, ordinary)
                         and first.start not in after_capital)
                 )
                 and first.text not in english

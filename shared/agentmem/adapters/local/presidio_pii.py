@@ -39,6 +39,7 @@ from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB,
 from agentmem.adapters.local.name_gazetteer import shared_gazetteer
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.spacy_pipeline import shared_pipeline
+from agentmem.adapters.local.word_case import usually_lower_case
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
 from agentmem.ports.pii import PiiDetector
 
@@ -147,6 +148,12 @@ class PresidioPiiDetector:
         analyzer = shared_analyzer()
         with _analyze_lock:
             results = analyzer.analyze(text=text, language=_LANGUAGE, entities=self._requested)
+        # spaCy's organisations, reported or not: a maker before a model's name ("Chrysler Pacifica").
+        makers = [
+            (result.start, result.end) for result in results
+            if result.entity_type == ORGANIZATION
+            and (result.recognition_metadata or {}).get("recognizer_name") == _SPACY_RECOGNIZER
+        ]
         spans = []
         for result in results:
             if result.score < self.min_score:
@@ -163,18 +170,23 @@ class PresidioPiiDetector:
             start, end = _trimmed(text, result.start, result.end)
             if result.entity_type != STREET_ADDRESS:
                 start, end = _first_line(text, start, end)
+            if result.entity_type == PERSON and recognizer == _SPACY_RECOGNIZER:
+                end = _without_a_trailing_noun(text, start, end)
             if result.entity_type in _WORD_TYPES and (
                 _inside_identifier(text, start, end)
                 or _POSSESSIVE_FIRST.match(text, start) is not None
                 or _opens_with_a_common_noun(text, start, end)
                 or (result.entity_type == NRP and noun_phrases.describes_a_thing(text, end))
-                or (result.entity_type == PERSON and noun_phrases.after_a_possessive(text, start))
+                or (result.entity_type == PERSON and _names_a_thing(text, start, end, makers))
                 or (result.entity_type == PERSON and " " not in text[start:end]
-                    and not _common_name(text[start:end]) and noun_phrases.after_a_determiner(text, start))
+                    and not _a_person_before_a_noun(text[start:end]) and noun_phrases.after_a_determiner(text, start))
                 or (result.entity_type in (PERSON, LOCATION) and noun_phrases.modifies_a_noun(
-                    text, start, end, result.entity_type == PERSON and _common_name(text[start:end])))
-                or (result.entity_type == LOCATION and _DEMONYM.fullmatch(text, start, end) is not None
+                    text, start, end, result.entity_type == PERSON and _a_person_before_a_noun(text[start:end])))
+                or (result.entity_type in (LOCATION, PERSON) and _DEMONYM.fullmatch(text, start, end) is not None
+                    and (result.entity_type == LOCATION or _a_nationality(text[start:end]))
                     and noun_phrases.describes_a_thing(text, end))
+                or (result.entity_type == LOCATION and _before_a_nationality_of_a_thing(text, end))
+                or (result.entity_type == PERSON and _a_thing_of_a_nationality(text, start, end))
                 or (recognizer == _SPACY_RECOGNIZER and _common_lower_case_word(text, start, end, result.entity_type))
                 or _a_lone_lower_case_word(text, start, end)
             ):
@@ -196,15 +208,96 @@ _POSSESSIVE_FIRST = re.compile(r"(?i:my|your|our|his|her|their|its)\b")
 _NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
 
 
-def _common_name(value: str) -> bool:
-    """A word that may be a person's name before a noun: a given name or surname in three or more of
-    Faker's locales ("Johnson", "Maria"), or a word no English dictionary knows ("the Dratchev novel")."""
-    gazetteer = shared_gazetteer()
+def _a_person_before_a_noun(value: str) -> bool:
+    """One word that stays a person's name before a noun: a surname mostly written capitalised ("the Johnson
+    novel", "the Thompson bowl", a PERSON in Presidio's labels) or a word no English dictionary knows ("the
+    Dratchev novel"). A given name alone ("a Georgia tile", "Eugenia pillows") or a surname mostly written
+    in lower case, a common word (``word_case``: "Wolf jam", "a Baker chair"), names a kind of thing."""
     if " " in value:
         return False
-    return (gazetteer.is_name(value) and not gazetteer.is_rare(value)) or value.casefold() not in wordnet_words(
-        NOUN, VERB, ADJECTIVE, ADVERB
+    if value.casefold() not in wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB):
+        return True
+    return shared_gazetteer().is_last(value) and not usually_lower_case(value)
+
+
+def _names_a_thing(text: str, start: int, end: int, makers: list[tuple[int, int]]) -> bool:
+    """True when the name ``text[start:end]``, with the capitalised words before it ("Toyota Yaris"), is a
+    thing's: the head of a phrase after an article ("Returned the Bentley today"; not a family, "the
+    Johnsons"), after a possessive ("My Chrysler Pacifica"), or opening a sentence before a noun when it is
+    one word no gazetteer holds or holds a maker spaCy calls an organisation ("Lancia support ends", "Ford
+    Transit support")."""
+    run = noun_phrases.name_start(text, start)
+    value = text[start:end]
+    if value.endswith("s") and shared_gazetteer().is_last(value[:-1]):
+        return False
+    if noun_phrases.heads_a_phrase_after_an_article(text, run, end) or noun_phrases.after_a_possessive(text, run):
+        return True
+    # Opening a sentence before a noun, a person's full name may head a line of notes: only one word that
+    # the gazetteer does not hold as a name names a thing there ("Lancia support ends next year").
+    value = text[run:end]
+    a_thing = (" " not in value and not shared_gazetteer().is_name(value)) or any(
+        run <= maker_start and maker_end <= end for maker_start, maker_end in makers
     )
+    return a_thing and noun_phrases.opens_before_a_noun(text, run, end)
+
+
+_NEXT_CAPITALISED_WORD = re.compile(r"[ \t]([A-Z][a-z]+)\b")
+_PREVIOUS_WORD = re.compile(r"([A-Z][a-z]+)[ \t]+$")
+_PREVIOUS_LOWER_WORD = re.compile(r"\b([a-z]+)[ \t]+$")
+
+
+def _a_nationality(word: str) -> bool:
+    """A capitalised word written like a nationality that WordNet lists as an adjective ("Cameroonian")."""
+    return _DEMONYM.fullmatch(word) is not None and word.casefold() in wordnet_words(ADJECTIVE)
+
+
+def _before_a_nationality_of_a_thing(text: str, end: int) -> bool:
+    """True when a place is the first word of a nationality that describes a thing: spaCy's "Puerto" of
+    "Puerto Rican baba ghanoush"."""
+    following = _NEXT_CAPITALISED_WORD.match(text, end)
+    return (
+        following is not None
+        and _DEMONYM.fullmatch(following.group(1)) is not None
+        and noun_phrases.describes_a_thing(text, following.end())
+    )
+
+
+def _a_thing_of_a_nationality(text: str, start: int, end: int) -> bool:
+    """True for lower-case words after a nationality, spaCy's person in "Argentinian banh mi viêt", or the
+    nationality and them ("Cameroonian goji"), or one lower-case word after a plural noun ("potatoes
+    o'brien"): a dish, not a person."""
+    words = text[start:end].split()
+    if len(words) > 1 and _a_nationality(words[0]) and all(word.islower() for word in words[1:]):
+        return True
+    if not text[start:end].islower():
+        return False
+    previous = _PREVIOUS_WORD.search(text, max(0, start - 30), start)
+    if previous is not None and _DEMONYM.fullmatch(previous.group(1)) is not None:
+        return True  # after a nationality spaCy split ("Puerto Rican baba ghanoush") as well
+    # One lower-case word after a lower-case noun that is no verb names the dish: "potatoes o'brien".
+    noun = _PREVIOUS_LOWER_WORD.search(text, max(0, start - 30), start)
+    return (
+        " " not in text[start:end]
+        and noun is not None
+        and noun.group(1) not in wordnet_words(VERB)
+        and noun_phrases.plural_noun(noun.group(1))
+        and noun.group(1)[:-1] not in wordnet_words(VERB)
+    )
+
+
+def _without_a_trailing_noun(text: str, start: int, end: int) -> int:
+    """The end of spaCy's person without a lower-case noun it ran on into: "Kale mug" -> "Kale", "paul
+    sandwich" -> "paul", "john tonight" -> "john"; "Kevin smith" (a surname) stays."""
+    value = text[start:end]
+    head, _, last = value.rpartition(" ")
+    if (
+        head
+        and last.islower()
+        and (noun_phrases.noun_lemma(last) or noun_phrases.plural_noun(last) or last in noun_phrases.ADVERBIAL_NOUNS)
+        and not shared_gazetteer().is_last(last)
+    ):
+        return start + len(head.rstrip())
+    return end
 
 
 def _inside_identifier(text: str, start: int, end: int) -> bool:
@@ -226,9 +319,9 @@ def _inside_identifier(text: str, start: int, end: int) -> bool:
 
 
 def _common_lower_case_word(text: str, start: int, end: int, entity_type: str) -> bool:
-    """True for one lower-case English word spaCy took for a place ("the landlord") or, before another
-    noun, for a person ("ridge runner"). WordNet's nouns hold names too ("selma"), so a lower-case
-    person alone stays one."""
+    """True for one lower-case English word spaCy took for a place ("the landlord") or for a person when it
+    is no name of the gazetteer ("Captain basket") or, before another noun, any ("ridge runner", "st. paul
+    sandwich"). WordNet's nouns hold names too ("selma"), so a lower-case name alone stays a person."""
     value = text[start:end]
     if not value.islower() or " " in value or entity_type == NRP:
         return False
@@ -237,6 +330,8 @@ def _common_lower_case_word(text: str, start: int, end: int, entity_type: str) -
         return True  # an abbreviation: "d.o.b", "p.s"
     if entity_type == LOCATION:
         return value in nouns or value in wordnet_words(VERB, ADJECTIVE, ADVERB)
+    if not shared_gazetteer().is_name(value) and value in wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB):
+        return True  # "Captain basket is back in stock": an English word that is nobody's name
     following = _NEXT_LOWER_WORD.match(text, end)
     return value in nouns and following is not None and following.group(1) in nouns
 
@@ -249,17 +344,15 @@ def _a_lone_lower_case_word(text: str, start: int, end: int) -> bool:
     return value.islower() and value.isalpha() and text.strip() == value
 
 
-_TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St)\.$")
 # After an imperative ("Mark the calendar", "Chase the invoice"), not after a name's verb ("Mark is").
-_OPENING_FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "your", "my", "our", "this", "that", "these"})
+_OPENING_FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "your", "my", "our", "this", "that", "these", "via"})
 
 
 def _opens_with_a_common_noun(text: str, start: int, end: int) -> bool:
     """True for one capitalised English noun opening a sentence before a noun or a function word:
     "Miller moths everywhere", "Mark the calendar", "Baker's yeast". "Mark called" stays a name."""
     value = text[start:end]
-    before = text[:start].rstrip(" \t")
-    opens = not before or before[-1] in "!?\n" or (before[-1] == "." and not _TITLE_BEFORE.search(before))
+    opens = noun_phrases.opens_a_sentence(text, start)
     if " " in value or not value[:1].isupper() or not opens or value.casefold() not in wordnet_words(NOUN):
         return False
     following = _NEXT_LOWER_WORD.match(text, end + 2 if text.startswith("'s", end) else end)

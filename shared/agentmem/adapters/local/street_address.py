@@ -158,11 +158,15 @@ _PO_BOX = r"\b(?:P\.[ \t]?O\.|PO)[ \t]+Box[ \t]+\d{1,6}\b"
 
 
 def _number_and_an_english_word(value: str) -> bool:
-    """ "48 Factoring" (of "48 Factoring Inc"): a number and one English word is no street, even when the
-    word ends like one ("-ring", "-weg")."""
+    """ "48 Factoring" (of "48 Factoring Inc"), "3 Touring": a number and one English word is no street, even
+    when the word ends like one ("-ring", "-weg")."""
     parts = value.split()
     english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
-    return len(parts) == 2 and parts[0].isdigit() and parts[1].casefold() in english
+    if len(parts) != 2 or not parts[0].isdigit():
+        return False
+    word = parts[1].casefold()
+    # An inflected word too: "3 Touring" (of "BMW Rad 3 Touring").
+    return word in english or any(word.endswith(end) and word[: -len(end)] in english for end in ("ing", "s", "ed"))
 
 
 def build_recognizer() -> PatternRecognizer:
