@@ -53,6 +53,8 @@ _BARE_INFINITIVE_BEFORE = re.compile(
     r"|helped|see|saw|watch|watched|hear|heard|have|has|had|ca|wo)(?:n['’]?t)?)[ \t]+$"
 )
 _NEXT_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
+_PREVIOUS_WORD = re.compile(r"([a-z][a-z'’\-]*)[ \t]+$")
+_INDEFINITE_BEFORE = re.compile(r"(?:^|[^\w'’])(?i:a|an)[ \t]+$")
 _OBJECTS = frozenset({"it", "them", "me", "you", "us", "him", "her", "this", "that", "the", "a", "an"})
 _CLAUSE_BEFORE = re.compile(r"(?:,|;|:|\b(?i:and|or|but|when|if|because|that))[ \t]*$")
 
@@ -175,10 +177,12 @@ def modifies_a_noun(text: str, start: int, end: int, common_name: bool) -> bool:
     return False
 
 
-def describes_a_thing(text: str, end: int) -> bool:
-    """True when a nationality ending at ``end`` is followed by a thing: a noun that is not a person ("Thai
+def describes_a_thing(text: str, start: int, end: int) -> bool:
+    """True when the nationality ``text[start:end]`` is followed by a thing: a noun that is not a person ("Thai
     curry", "Danish pastries"), a lower-case word no dictionary knows ("Portuguese elote"), or a
-    participle and such a noun ("Cambodian fried chicken")."""
+    participle and such a noun ("Cambodian fried chicken"), or an adjective and one noun, or two after
+    anything but "a" / "an" before the nationality at ``start`` ("Swiss dirty rice", "Afghan soft shell
+    crab")."""
     following = _NEXT_WORD.match(text, end)
     if following is None:
         return False
@@ -197,16 +201,38 @@ def describes_a_thing(text: str, end: int) -> bool:
     head = after.group(1)
     if participle(word):
         return noun_lemma(head) or plural_noun(head)
-    # An adjective that is no noun, then one or two nouns, or a word no dictionary knows: "Swiss dirty rice",
-    # "Dominican soft shell crab", "Cuban hairless rambutan". Not an adjective that is also a noun: "a
-    # Swedish multinational investment bank" is NRP in Presidio's labels.
+    # An adjective that is no noun ("a Swiss national" is a person), then a noun, two nouns (below) or a word
+    # no dictionary knows: "Swiss dirty rice", "Cuban hairless rambutan".
     if word not in wordnet_words(ADJECTIVE) or word in _nouns():
         return False
     nouns = 0
     while after is not None and _a_noun(after.group(1)) and after.group(1) not in PEOPLE_NOUNS:
         nouns += 1
         after = _NEXT_WORD.match(text, after.end())
+    if nouns == 2:
+        # A compound: a dish ("Polish hot chicken sandwich", "Afghan soft shell crab"), unless "a" or "an"
+        # introduces it as one thing of a kind, a firm or a people's ("a Swedish multinational investment bank").
+        return _INDEFINITE_BEFORE.search(text[max(0, start - 4) : start]) is None
     return nouns == 1 or (nouns == 0 and _unknown_word(head))
+
+
+def within_a_dish_name(text: str, start: int, nationality_ends: list[int]) -> bool:
+    """True when up to three lower-case words that are nouns, adjectives or no dictionary's words lead back
+    from ``start`` to a nationality ending at one of ``nationality_ends``: spaCy's "alice" in "Greek alice
+    springs chicken", "lo mein" in "Puerto Rican beef lo mein". A person noun stops it ("a Russian guy ivan")."""
+    position = start
+    for _ in range(4):
+        before = text[:position]
+        if before != before.rstrip(" \t") and len(before.rstrip(" \t")) in nationality_ends:
+            return True
+        previous = _PREVIOUS_WORD.search(text, max(0, position - 30), position)
+        if previous is None:
+            return False
+        word = previous.group(1)
+        if word in PEOPLE_NOUNS or not (_a_noun(word) or word in wordnet_words(ADJECTIVE) or _unknown_word(word)):
+            return False
+        position = previous.start(1)
+    return False
 
 
 def _unknown_word(word: str) -> bool:

@@ -154,6 +154,8 @@ class PresidioPiiDetector:
             if result.entity_type == ORGANIZATION
             and (result.recognition_metadata or {}).get("recognizer_name") == _SPACY_RECOGNIZER
         ]
+        # The ends of spaCy's nationalities: a dish's name may follow one ("Greek alice springs chicken").
+        nationality_ends = [result.end for result in results if result.entity_type == NRP]
         spans = []
         for result in results:
             if result.score < self.min_score:
@@ -172,11 +174,13 @@ class PresidioPiiDetector:
                 start, end = _first_line(text, start, end)
             if result.entity_type == PERSON and recognizer == _SPACY_RECOGNIZER:
                 end = _without_a_trailing_noun(text, start, end)
+                article = _ARTICLE_FIRST.match(text, start, end)
+                start = article.end() if article is not None and article.end() < end else start
             if result.entity_type in _WORD_TYPES and (
                 _inside_identifier(text, start, end)
                 or _POSSESSIVE_FIRST.match(text, start) is not None
                 or _opens_with_a_common_noun(text, start, end)
-                or (result.entity_type == NRP and noun_phrases.describes_a_thing(text, end))
+                or (result.entity_type == NRP and noun_phrases.describes_a_thing(text, start, end))
                 or (result.entity_type == PERSON and _names_a_thing(text, start, end, makers))
                 or (result.entity_type == PERSON and " " not in text[start:end]
                     and not _a_person_before_a_noun(text[start:end]) and noun_phrases.after_a_determiner(text, start))
@@ -184,9 +188,11 @@ class PresidioPiiDetector:
                     text, start, end, result.entity_type == PERSON and _a_person_before_a_noun(text[start:end])))
                 or (result.entity_type in (LOCATION, PERSON) and _DEMONYM.fullmatch(text, start, end) is not None
                     and (result.entity_type == LOCATION or _a_nationality(text[start:end]))
-                    and noun_phrases.describes_a_thing(text, end))
-                or (result.entity_type == LOCATION and _before_a_nationality_of_a_thing(text, end))
+                    and noun_phrases.describes_a_thing(text, start, end))
+                or (result.entity_type == LOCATION and _before_a_nationality_of_a_thing(text, start, end))
+                or (result.entity_type == LOCATION and _a_make_after_an_article(text, start, end))
                 or (result.entity_type == PERSON and _a_thing_of_a_nationality(text, start, end))
+                or (text[start:end].islower() and noun_phrases.within_a_dish_name(text, start, nationality_ends))
                 or (recognizer == _SPACY_RECOGNIZER and _common_lower_case_word(text, start, end, result.entity_type))
                 or _a_lone_lower_case_word(text, start, end)
             ):
@@ -204,6 +210,8 @@ _IDENTIFIER_RUN = re.compile(r"[\w\-/.@:+#=]+")
 # A one-word place spaCy found that is written like a nationality ("Guatemalan radish").
 _DEMONYM = re.compile(r"[A-Z][a-z]+(?:an|ese|ish|i)")
 # No name or place starts with a possessive: spaCy's "My Eircode", "Your Honour".
+# spaCy's person sometimes takes the article in: "The Aston Martin arrived".
+_ARTICLE_FIRST = re.compile(r"(?:The|A|An)[ \t]+(?=\w)")
 _POSSESSIVE_FIRST = re.compile(r"(?i:my|your|our|his|her|their|its)\b")
 _NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
 
@@ -241,6 +249,18 @@ def _names_a_thing(text: str, start: int, end: int, makers: list[tuple[int, int]
     return a_thing and noun_phrases.opens_before_a_noun(text, run, end)
 
 
+def _a_make_after_an_article(text: str, start: int, end: int) -> bool:
+    """True for one word spaCy took for a place that heads a phrase after an article and that no dictionary
+    holds: "Comparing the Lada with the older one", "Returned the Opel today". Places WordNet lists keep
+    their article ("the Netherlands", "the Bronx")."""
+    value = text[start:end]
+    return (
+        " " not in value
+        and value.casefold() not in wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
+        and noun_phrases.heads_a_phrase_after_an_article(text, start, end)
+    )
+
+
 _NEXT_CAPITALISED_WORD = re.compile(r"[ \t]([A-Z][a-z]+)\b")
 _PREVIOUS_WORD = re.compile(r"([A-Z][a-z]+)[ \t]+$")
 _PREVIOUS_LOWER_WORD = re.compile(r"\b([a-z]+)[ \t]+$")
@@ -251,14 +271,14 @@ def _a_nationality(word: str) -> bool:
     return _DEMONYM.fullmatch(word) is not None and word.casefold() in wordnet_words(ADJECTIVE)
 
 
-def _before_a_nationality_of_a_thing(text: str, end: int) -> bool:
+def _before_a_nationality_of_a_thing(text: str, start: int, end: int) -> bool:
     """True when a place is the first word of a nationality that describes a thing: spaCy's "Puerto" of
     "Puerto Rican baba ghanoush"."""
     following = _NEXT_CAPITALISED_WORD.match(text, end)
     return (
         following is not None
         and _DEMONYM.fullmatch(following.group(1)) is not None
-        and noun_phrases.describes_a_thing(text, following.end())
+        and noun_phrases.describes_a_thing(text, start, following.end())
     )
 
 

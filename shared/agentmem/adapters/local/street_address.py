@@ -169,6 +169,17 @@ def _number_and_an_english_word(value: str) -> bool:
     return word in english or any(word.endswith(end) and word[: -len(end)] in english for end in ("ing", "s", "ed"))
 
 
+def _named_without_a_number(value: str) -> bool:
+    """A street without a house number is capitalised words, with link words only between them: "Baker
+    Street", "chemin de Dijoux", "Via dei Fiorentini"; not "Plaza access" nor "We bought Street socks"."""
+    import regex
+
+    words = value.split()[1:]
+    return any(word[:1].isupper() for word in words) and all(
+        word[:1].isupper() or regex.fullmatch(_LINK, word) is not None for word in words[:-1]
+    )
+
+
 def build_recognizer() -> PatternRecognizer:
     """Presidio's ``PatternRecognizer`` for STREET_ADDRESS with the patterns above."""
     import regex
@@ -218,7 +229,7 @@ def build_recognizer() -> PatternRecognizer:
                 for result in super().analyze(text, entities, nlp_artifacts, regex_flags)
                 if (
                     any(char.isdigit() for char in text[result.start : result.end])
-                    or any(word[:1].isupper() for word in text[result.start : result.end].split()[1:])
+                    or _named_without_a_number(text[result.start : result.end])
                 )
                 and not _number_and_an_english_word(text[result.start : result.end])
             ]
