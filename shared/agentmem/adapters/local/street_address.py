@@ -24,6 +24,7 @@ spaCy as a place.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
+from agentmem.adapters.local.name_gazetteer import ordinary_words
 from agentmem.adapters.local.street_words import StreetWords, street_words
 
 STREET_ADDRESS = "STREET_ADDRESS"
@@ -83,7 +85,18 @@ _FUSED_SUFFIXES = (
 
 _CAP = r"\p{Lu}[\p{L}\p{M}'’.\-]*"  # a capitalised word ("O'Neil", "Hauta-aho", "St.")
 _LINK = r"(?:d[aeiou]s?|dei|degli|del|della|de|la|le|les|du|des|e|y|i|of|the|am|an|der|im|zum|zur|van|von)"
-_NAME = rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+))*?"
+
+
+@functools.cache
+def _name() -> str:
+    """A street's name: capitalised words, with link words and lower-case words between them ("Rua do
+    Arenque", "Rohu maantee"), but no English stop word other than a link word ("Ask the driver to stop at
+    the corner of Nieuwe Baan 473" is no street before "Nieuwe")."""
+    import regex
+
+    stop = sorted(word for word in ordinary_words() if word.isalpha() and not regex.fullmatch(_LINK, word))
+    lower = rf"(?!(?:{'|'.join(stop)})\b)\p{{Ll}}+"
+    return rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|{lower}))*?"
 # A house number: "12", "12A", "90j", "151/727", "1/40/603".
 _NUMBER = r"\d{1,5}(?:/\d{1,5}){0,2}(?:[ \t]?[A-Za-z](?![\p{L}]))?\.?"
 _HAND_UNITS = r"Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Fl\.?|Box"
@@ -103,6 +116,7 @@ def _street_core(words: StreetWords) -> str:
     Faker's words before a name need a house number ("Privada Sur Riojas 116"), except lower-case ones
     that are no English word ("chemin de Dijoux", "aleja Lubelska"; not "route", "avenue").
     """
+    name = _name()
     suffix_words = _alternatives(_SUFFIX_WORDS, words.after)
     more_prefix_words = _alternatives(_MORE_PREFIX_WORDS, words.before)
     english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
@@ -112,9 +126,9 @@ def _street_core(words: StreetWords) -> str:
     fused = rf"\p{{Lu}}[\p{{L}}\p{{M}}\-]*?(?:{_alternatives(_FUSED_SUFFIXES, words.fused)})(?:\b|(?<=\.))"
     return (
         # number Name Suffix [number], Name Suffix number: "217 Lovers Lane", "Rákóczi út 13.", "Baker Street"
-        rf"(?:{_NUMBER}[ \t]+){{1,2}}{_NAME}[ \t]+(?:{suffix_words})\b(?:[ \t]+{_NUMBER})?"
-        rf"|{_NAME}[ \t]+(?:{suffix_words})[ \t]+{_NUMBER}"
-        rf"|{_NAME}[ \t]+(?:{_STRONG_SUFFIX_WORDS})\b"
+        rf"(?:{_NUMBER}[ \t]+){{1,2}}{name}[ \t]+(?:{suffix_words})\b(?:[ \t]+{_NUMBER})?"
+        rf"|{name}[ \t]+(?:{suffix_words})[ \t]+{_NUMBER}"
+        rf"|{name}[ \t]+(?:{_STRONG_SUFFIX_WORDS})\b"
         # [number] Prefix Name [number]: "Rua do Arenque 1634", "69 Av Sidi Lakhmi", "31 Rue tachkent"
         rf"|(?:(?:{_NUMBER}[ \t]+){{1,2}})?(?:{prefix_words})[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)"
         rf"(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\d{{1,4}}(?=[ \t]+\p{{L}})))*(?:,?[ \t]+{_NUMBER}(?![\d]))?"
@@ -187,20 +201,22 @@ def build_recognizer() -> PatternRecognizer:
 
     words = street_words()
     street_core = _street_core(words)
+    name = _name()
     # A flat, floor or studio before the street: "Studio 90j\nPatel Roads", "Level 7 714 Kyle Little".
     # Not after a capitalised word: "Mrs. Jennifer Alcaraz Suite 541" ends a name, then the unit.
     not_after_a_name = r"(?<!\p{Lu}[\p{L}\p{M}]*[ \t])"
     unit = rf"(?:{_alternatives(_HAND_UNITS, words.units)})[ \t]+#?\d{{1,5}}[A-Za-z]?"
     unit_before = rf"(?:{not_after_a_name}{unit},?[ \t]*\n?[ \t]*)?"
-    # One of the two streets of "the corner of A and B".
-    corner_part = rf"(?:{street_core}|{_NAME}(?:[ \t]+{_NUMBER})?)"
+    # One of the two streets of "the corner of A and B", its street word after the number too ("Nieuwe Baan
+    # 473 St.").
     suffix_words = _alternatives(_SUFFIX_WORDS, words.after)
+    corner_part = rf"(?:{street_core}|{name}(?:[ \t]+{_NUMBER})?)(?:[ \t]+(?:{suffix_words})\b\.?)?"
     patterns = [
         Pattern("street", rf"(?<![\p{{L}}\d]){unit_before}(?:{street_core})(?:{_TAIL})(?![\p{{L}}\d])", 0.9),
         # A unit, then a street without a number: "Studio 2\nPalmer Plaza", "Flat 4\nSmith Field".
         Pattern(
             "unit and street",
-            rf"{not_after_a_name}\b{unit},?[ \t]*\n?[ \t]*{_NAME}[ \t]+(?:{suffix_words})\b(?:{_TAIL})",
+            rf"{not_after_a_name}\b{unit},?[ \t]*\n?[ \t]*{name}[ \t]+(?:{suffix_words})\b(?:{_TAIL})",
             0.9,
         ),
         # After words that introduce an address, a name and a house number are one without a street word:
