@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
-from agentmem.adapters.local.name_gazetteer import ordinary_words
+from agentmem.adapters.local.name_gazetteer import fold, ordinary_words
 from agentmem.adapters.local.street_words import StreetWords, street_words
 
 STREET_ADDRESS = "STREET_ADDRESS"
@@ -163,10 +163,15 @@ _ADDRESS_CUE = (
     r"[ \t]+is(?:[ \t]+at)?|find[ \t]+(?:us|me)[ \t]+at)[ \t]+)"
 )
 # A name and a house number (not a year), or a house number and a name, with no street word.
+# Lower-case words may follow the first ("Mlynské luhy 1255", "Kauri tänav"): only words no English
+# dictionary holds, as ``_introduced_end`` cuts the match at the first that one does.
 _INTRODUCED = (
-    rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP}){{0,3}},?[ \t]+(?!(?:19|20)\d\d\b){_NUMBER}(?![\d])"
-    rf"|\d{{1,5}}(?:/\d{{1,5}}){{0,2}}[ \t]+{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP}){{0,3}}"
+    rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)){{0,3}},?[ \t]+(?!(?:19|20)\d\d\b){_NUMBER}(?![\d])"
+    rf"|\d{{1,5}}(?:/\d{{1,5}}){{0,2}}[ \t]+{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)){{0,3}}"
 )
+# "The viewing is at Gómez 396": after "is at" (a meeting's place, a room, a gate too), a name and a number
+# are an address only when no English word is among them ("is at Gate 5", "is at Room 12" are not).
+_LOCATED_CUE = r"(?<=\b(?i:is|are|was|were|'s|’s)[ \t]+at[ \t]+)"
 _CORNER_CUE = r"(?<=\b(?i:corner)[ \t]+of[ \t]+)"
 _PO_BOX = r"\b(?:P\.[ \t]?O\.|PO)[ \t]+Box[ \t]+\d{1,6}\b"
 
@@ -181,6 +186,56 @@ def _number_and_an_english_word(value: str) -> bool:
     word = parts[1].casefold()
     # An inflected word too: "3 Touring" (of "BMW Rad 3 Touring").
     return word in english or any(word.endswith(end) and word[: -len(end)] in english for end in ("ing", "s", "ed"))
+
+
+def _pattern_name(result: RecognizerResult) -> str | None:
+    explanation = result.analysis_explanation
+    return explanation.pattern_name if explanation is not None else None
+
+
+def _introduced_end(value: str, pattern: str | None, after: str) -> int | None:
+    """How much of a street found only after a cue, without a street word, is one: up to a lower-case
+    English word ("1053 Gasthuisheide please" ends before "please"; "Kauri tänav" is whole), and after "is
+    at" nothing when an English word is among its capitalised ones ("is at Gate 5"). None when what is left
+    lacks a name or a number, or after "is at" reads as a time (``_a_place_after_is_at``)."""
+    if pattern not in ("introduced", "located"):
+        return len(value)
+    import regex
+
+    english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB) | ordinary_words()
+    if pattern == "located" and not _a_place_after_is_at(value, after):
+        return None
+    end = len(value)
+    for word in regex.finditer(r"[\p{L}\p{M}'’\-]+", value):
+        text = word.group()
+        if regex.fullmatch(_LINK, text) or not (text.casefold() in english or fold(text) in english):
+            continue
+        if text.islower():
+            end = word.start()
+            break
+        if pattern == "located" and "\n" not in value[: word.start()]:
+            return None
+    kept = value[:end].rstrip(" \t,")
+    if not any(char.isdigit() for char in kept) or not any(char.isupper() for char in kept):
+        return None
+    return len(kept)
+
+
+def _a_place_after_is_at(value: str, after: str) -> bool:
+    """After "is at", a time or a count is more likely than an address: not an acronym ("is at 7 CET"), not
+    a number of an hour first ("is at 6 Heathrow", "is at 7 Uhr"), not a number before a unit ("is at
+    Anfield 3 weeks from now")."""
+    import regex
+
+    first_line = value.split("\n")[0]
+    if any(len(word) > 1 and word.isupper() for word in first_line.split()):
+        return False
+    leading = regex.match(r"(\d{1,2})\b", first_line)
+    if leading is not None and int(leading.group(1)) <= 24:
+        return False
+    unit = regex.match(r"[ \t]+(\p{Ll}+)", after)
+    nouns = wordnet_words(NOUN)
+    return unit is None or (unit.group(1) in ordinary_words() or unit.group(1).removesuffix("s") not in nouns)
 
 
 def _named_without_a_number(value: str) -> bool:
@@ -222,6 +277,7 @@ def build_recognizer() -> PatternRecognizer:
         # After words that introduce an address, a name and a house number are one without a street word:
         # "moved to Bramlei 4", "address: Ševčíkova 454", "lives at 83 Võ Văn Tần".
         Pattern("introduced", rf"{_ADDRESS_CUE}(?:{_INTRODUCED})(?:{_TAIL})(?![\p{{L}}\d])", 0.85),
+        Pattern("located", rf"{_LOCATED_CUE}(?:{_INTRODUCED})(?:{_TAIL})(?![\p{{L}}\d])", 0.85),
         Pattern("military", rf"\b(?:{_MILITARY})\b", 0.8),
         Pattern("po box", _PO_BOX, 0.6),
         Pattern("corner", rf"{_CORNER_CUE}(?:the[ \t]+)?{corner_part}[ \t]+and[ \t]+{corner_part}", 0.9),
@@ -249,6 +305,15 @@ def build_recognizer() -> PatternRecognizer:
                 )
                 and not _number_and_an_english_word(text[result.start : result.end])
             ]
+            kept = []
+            for result in results:
+                length = _introduced_end(
+                    text[result.start : result.end], _pattern_name(result), text[result.end : result.end + 30]
+                )
+                if length is not None:
+                    result.end = result.start + length
+                    kept.append(result)
+            results = kept
             for result in results:
                 value = text[result.start : result.end]
                 if "\n" not in value:
