@@ -266,6 +266,12 @@ def build_recognizer() -> PatternRecognizer:
     # 473 St.").
     suffix_words = _alternatives(_SUFFIX_WORDS, words.after)
     corner_part = rf"(?:{street_core}|{name}(?:[ \t]+{_NUMBER})?)(?:[ \t]+(?:{suffix_words})\b\.?)?"
+    # Street words of three letters or more: "Send the report to K Smith" (Czech "K") is no street.
+    cued_prefix_words = "|".join(
+        word
+        for word in _alternatives(_PREFIX_WORDS + "|" + _MORE_PREFIX_WORDS, words.before).split("|")
+        if len(word.replace("\\", "").rstrip(".")) >= 3
+    )
     patterns = [
         Pattern("street", rf"(?<![\p{{L}}\d]){unit_before}(?:{street_core})(?:{_TAIL})(?![\p{{L}}\d])", 0.9),
         # A unit, then a street without a number: "Studio 2\nPalmer Plaza", "Flat 4\nSmith Field".
@@ -277,7 +283,17 @@ def build_recognizer() -> PatternRecognizer:
         # After words that introduce an address, a name and a house number are one without a street word:
         # "moved to Bramlei 4", "address: Ševčíkova 454", "lives at 83 Võ Văn Tần".
         Pattern("introduced", rf"{_ADDRESS_CUE}(?:{_INTRODUCED})(?:{_TAIL})(?![\p{{L}}\d])", 0.85),
-        Pattern("located", rf"{_LOCATED_CUE}(?:{_INTRODUCED})(?:{_TAIL})(?![\p{{L}}\d])", 0.85),
+        # After words that introduce an address, a street word before capitalised words needs no number:
+        # "moved to Vereda Campos", "Delivery address: boulevard Gabriel Roche", "grew up at Praia de Dias".
+        Pattern(
+            "introduced street",
+            rf"{_ADDRESS_CUE}(?:{cued_prefix_words})[ \t]+"
+            rf"(?:{_LINK}[ \t]+){{0,2}}{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+){{0,2}}{_CAP})*(?:{_TAIL})(?![\p{{L}}\d])",
+            0.9,  # over spaCy's 0.85 for the same words read as a person ("Vereda Campos")
+        ),
+        # The lowest score: Presidio drops a result inside a higher-scored one before ``analyze`` below
+        # checks this pattern's, so it must never be the one that hides another ("is at PO Box 5").
+        Pattern("located", rf"{_LOCATED_CUE}(?:{_INTRODUCED})(?:{_TAIL})(?![\p{{L}}\d])", 0.5),
         Pattern("military", rf"\b(?:{_MILITARY})\b", 0.8),
         Pattern("po box", _PO_BOX, 0.6),
         Pattern("corner", rf"{_CORNER_CUE}(?:the[ \t]+)?{corner_part}[ \t]+and[ \t]+{corner_part}", 0.9),

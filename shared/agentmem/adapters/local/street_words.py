@@ -102,11 +102,12 @@ def street_words() -> StreetWords:
                 after |= {word.capitalize() for word in words if len(word) > 2 and word not in _english()}
             if not places[kind]:
                 # Formats that spell out whole street names ("{{street_name}}") do not say where the
-                # locale's street types go: lower case after the name, capitalised before it ("Varšavská
-                # ulica 805", "Avenija Lička 1091"), words that are not English words only ("put" is).
+                # locale's street types go: lower case after the name or before it, capitalised before it
+                # ("Varšavská ulica 805", "491 phố Huỳnh Văn Bánh", "Avenija Lička 1091"), words that are
+                # not English words only ("put" is).
                 unplaced = {word for word in words if word.islower() and word.rstrip(".") not in _english()}
                 after |= unplaced
-                before |= {word.capitalize() for word in unplaced}
+                before |= unplaced | {word.capitalize() for word in unplaced}
         for pattern in getattr(provider, "secondary_address_formats", ()):
             head = re.split(r"[#?%@{]", pattern, maxsplit=1)[0].strip()
             if head and _WORD.fullmatch(head) and _latin(head):
