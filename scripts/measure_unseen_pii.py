@@ -27,9 +27,9 @@ per type with the same span-overlap rules as `agentmem eval pii`:
   drawn with the seed: capitalised common words that are also names ("Hunter boots are on sale":
   mimesis' English words, colours and foods that the name gazetteer and WordNet's nouns both hold,
   less Faker's en_US given names and less the surnames written capitalised four times as often as in
-  lower case, "Thompson", "Jones": "the Thompson bowl" names a family), place-like common nouns (Faker's en_US street words that are
-  WordNet nouns: "Route via the coast"), a nationality before a thing (mimesis' nationalities and
-  foods: "Thai curry"), product names (mimesis' cars, phones, operating systems, manufacturers) and
+  lower case, "Thompson", "Jones": "the Thompson bowl" names a family), place-like common nouns
+  (Faker's en_US street words that are WordNet nouns: "Route via the coast"), a nationality before a
+  thing (mimesis' nationalities and foods: "Thai curry"), product names (mimesis' cars, phones, operating systems, manufacturers) and
   identifiers (as above); prints the share of each kind that had a span masked.
 
 With ``--dump DIR`` each set is written as a Presidio-format JSON file, for ``agentmem eval pii``.

@@ -54,7 +54,8 @@ def _log_probabilities() -> dict[str, tuple[float, float]]:
                 capitalised[word.lower()] = float(match.group(2))
         # A form the table leaves out is rarer than its rarest entry, which stands in for it.
         floor = min(min(lower.values(), default=0.0), min(capitalised.values(), default=0.0))
-        return {word: (lower.get(word, floor), capitalised.get(word, floor)) for word in lower.keys() | capitalised.keys()}
+        words = lower.keys() | capitalised.keys()
+        return {word: (lower.get(word, floor), capitalised.get(word, floor)) for word in words}
 
 
 def case_ratio(word: str) -> float | None:
