@@ -29,8 +29,8 @@ per type with the same span-overlap rules as `agentmem eval pii`:
   less Faker's en_US given names and less the surnames written capitalised four times as often as in
   lower case, "Thompson", "Jones": "the Thompson bowl" names a family), place-like common nouns
   (Faker's en_US street words that are WordNet nouns: "Route via the coast"), a nationality before a
-  thing (mimesis' nationalities and foods: "Thai curry"), product names (mimesis' cars, phones, operating systems, manufacturers) and
-  identifiers (as above); prints the share of each kind that had a span masked.
+  thing (mimesis' nationalities and foods: "Thai curry"), product names (mimesis' cars, phones,
+  operating systems, manufacturers) and identifiers (as above); prints the share of each kind that had a span masked.
 
 With ``--dump DIR`` each set is written as a Presidio-format JSON file, for ``agentmem eval pii``.
 Faker and mimesis are dev dependencies; every value is made up. Asserts nothing.
