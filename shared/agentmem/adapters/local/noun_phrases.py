@@ -54,7 +54,7 @@ _BARE_INFINITIVE_BEFORE = re.compile(
 )
 _NEXT_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
 _PREVIOUS_WORD = re.compile(r"([a-z][a-z'’\-]*)[ \t]+$")
-_INDEFINITE_BEFORE = re.compile(r"(?:^|[^\w'’])(?i:a|an)[ \t]+$")
+_INDEFINITE_BEFORE = re.compile(r"(?:^|[^\w'’])(?i:a|an)[ \t]+(?:\d+[ \t]+)?$")
 _OBJECTS = frozenset({"it", "them", "me", "you", "us", "him", "her", "this", "that", "the", "a", "an"})
 _CLAUSE_BEFORE = re.compile(r"(?:,|;|:|\b(?i:and|or|but|when|if|because|that))[ \t]*$")
 
@@ -98,6 +98,7 @@ def after_a_determiner(text: str, start: int) -> bool:
 
 _ARTICLE_BEFORE = re.compile(r"(?:^|[^\w'’])(?i:the|a|an)[ \t]+$")
 _WORD_CHARACTERS = re.compile(r"[\w'’\-]+")
+_NAME_WORD_AFTER = re.compile(r" ([\w'’\-]+)")
 _TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St)\.$")
 
 
@@ -115,6 +116,18 @@ def name_start(text: str, start: int) -> int:
             break
         start = word_start
     return start
+
+
+def name_end(text: str, end: int) -> int:
+    """Where the run of words holding a capital or a digit that ends at ``end`` goes on to: "Porsche" of
+    "Porsche 911 Carrera support" runs to "Carrera"."""
+    while True:
+        following = _NAME_WORD_AFTER.match(text, end)
+        if following is None or following.group(1).casefold() in ordinary_words():
+            return end
+        if not any(char.isupper() or char.isdigit() for char in following.group(1)):
+            return end
+        end = following.end()
 
 
 def opens_a_sentence(text: str, start: int) -> bool:
@@ -187,6 +200,9 @@ def describes_a_thing(text: str, start: int, end: int) -> bool:
     if following is None:
         return False
     word = following.group(1)
+    after = _NEXT_WORD.match(text, following.end())
+    if word in ADVERBIAL_NOUNS and after is not None and _a_noun(after.group(1)):
+        return True  # "Polish home fries"
     if word in PEOPLE_NOUNS or word in ordinary_words() or word in ADVERBIAL_NOUNS:
         return False
     if word in wordnet_words(ADVERB) and word not in wordnet_words(ADJECTIVE) and not noun_lemma(word):
@@ -195,9 +211,14 @@ def describes_a_thing(text: str, start: int, end: int) -> bool:
         return True
     if _unknown_word(word):
         return True  # a dish or thing WordNet does not list: "Portuguese elote", "Irish kai-lan"
-    after = _NEXT_WORD.match(text, following.end())
     if after is None or after.group(1) in PEOPLE_NOUNS:
         return False
+    introduced = _INDEFINITE_BEFORE.search(text[max(0, start - 12) : start]) is not None
+    if "-" in word and not introduced:
+        # A compound of English words before one noun: "Spanish blue-plate special"; not "a 2017 Polish
+        # action-comedy film" (NRP in Presidio's labels).
+        closing = _NEXT_WORD.match(text, after.end())
+        return _a_noun(after.group(1)) and (closing is None or not _a_noun(closing.group(1)))
     head = after.group(1)
     if participle(word):
         return noun_lemma(head) or plural_noun(head)
@@ -212,7 +233,7 @@ def describes_a_thing(text: str, start: int, end: int) -> bool:
     if nouns == 2:
         # A compound: a dish ("Polish hot chicken sandwich", "Afghan soft shell crab"), unless "a" or "an"
         # introduces it as one thing of a kind, a firm or a people's ("a Swedish multinational investment bank").
-        return _INDEFINITE_BEFORE.search(text[max(0, start - 4) : start]) is None
+        return not introduced
     return nouns == 1 or (nouns == 0 and _unknown_word(head))
 
 

@@ -191,6 +191,7 @@ class PresidioPiiDetector:
                     and noun_phrases.describes_a_thing(text, start, end))
                 or (result.entity_type == LOCATION and _before_a_nationality_of_a_thing(text, start, end))
                 or (result.entity_type == LOCATION and _a_make_after_an_article(text, start, end))
+                or (result.entity_type == LOCATION and _after_a_maker(text, start, makers))
                 or (result.entity_type == PERSON and _a_thing_of_a_nationality(text, start, end))
                 or (text[start:end].islower() and noun_phrases.within_a_dish_name(text, start, nationality_ends))
                 or (recognizer == _SPACY_RECOGNIZER and _common_lower_case_word(text, start, end, result.entity_type))
@@ -211,7 +212,7 @@ _IDENTIFIER_RUN = re.compile(r"[\w\-/.@:+#=]+")
 _DEMONYM = re.compile(r"[A-Z][a-z]+(?:an|ese|ish|i)")
 # No name or place starts with a possessive: spaCy's "My Eircode", "Your Honour".
 # spaCy's person sometimes takes the article in: "The Aston Martin arrived".
-_ARTICLE_FIRST = re.compile(r"(?:The|A|An)[ \t]+(?=\w)")
+_ARTICLE_FIRST = re.compile(r"(?:[Tt]he|An?|an?)[ \t]+(?=\w)")
 _POSSESSIVE_FIRST = re.compile(r"(?i:my|your|our|his|her|their|its)\b")
 _NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
 
@@ -242,11 +243,16 @@ def _names_a_thing(text: str, start: int, end: int, makers: list[tuple[int, int]
         return True
     # Opening a sentence before a noun, a person's full name may head a line of notes: only one word that
     # the gazetteer does not hold as a name names a thing there ("Lancia support ends next year").
-    value = text[run:end]
-    a_thing = (" " not in value and not shared_gazetteer().is_name(value)) or any(
-        run <= maker_start and maker_end <= end for maker_start, maker_end in makers
+    run_end = noun_phrases.name_end(text, end)
+    value = text[run:run_end]
+    a_thing = (
+        (" " not in value and not shared_gazetteer().is_name(value))
+        or any(run <= maker_start and maker_end <= run_end for maker_start, maker_end in makers)
+        # a model's number or letters: "Porsche 911 Carrera", "Lexus GX", "MINI Cooper"
+        or any(char.isdigit() for char in value)
+        or any(len(word) > 1 and word.isupper() for word in value.split())
     )
-    return a_thing and noun_phrases.opens_before_a_noun(text, run, end)
+    return a_thing and noun_phrases.opens_before_a_noun(text, run, run_end)
 
 
 def _a_make_after_an_article(text: str, start: int, end: int) -> bool:
@@ -261,14 +267,24 @@ def _a_make_after_an_article(text: str, start: int, end: int) -> bool:
     )
 
 
+def _after_a_maker(text: str, start: int, makers: list[tuple[int, int]]) -> bool:
+    """True for a place spaCy found right after an organisation in one run of capitalised words, a model of
+    a maker: "The Hyundai Tucson", "the Fiat Scudo Kombi"."""
+    run = noun_phrases.name_start(text, start)
+    return any(run <= maker_start and maker_end < start for maker_start, maker_end in makers)
+
+
 _NEXT_CAPITALISED_WORD = re.compile(r"[ \t]([A-Z][a-z]+)\b")
 _PREVIOUS_WORD = re.compile(r"([A-Z][a-z]+)[ \t]+$")
 _PREVIOUS_LOWER_WORD = re.compile(r"\b([a-z]+)[ \t]+$")
 
 
 def _a_nationality(word: str) -> bool:
-    """A capitalised word written like a nationality that WordNet lists as an adjective ("Cameroonian")."""
-    return _DEMONYM.fullmatch(word) is not None and word.casefold() in wordnet_words(ADJECTIVE)
+    """A capitalised word written like a nationality that WordNet lists as an adjective ("Cameroonian") or
+    that is no name of the gazetteer ("Salvadorian"; "Brian", "Julian" are names)."""
+    return _DEMONYM.fullmatch(word) is not None and (
+        word.casefold() in wordnet_words(ADJECTIVE) or not shared_gazetteer().is_name(word)
+    )
 
 
 def _before_a_nationality_of_a_thing(text: str, start: int, end: int) -> bool:

@@ -243,6 +243,8 @@ def _named_without_a_number(value: str) -> bool:
     Street", "chemin de Dijoux", "Via dei Fiorentini"; not "Plaza access" nor "We bought Street socks"."""
     import regex
 
+    if value.split()[0].casefold() in ordinary_words():
+        return False  # "The Street kettle"
     words = value.split()[1:]
     return any(word[:1].isupper() for word in words) and all(
         word[:1].isupper() or regex.fullmatch(_LINK, word) is not None for word in words[:-1]
