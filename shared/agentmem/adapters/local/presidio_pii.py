@@ -39,7 +39,7 @@ from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB,
 from agentmem.adapters.local.name_gazetteer import shared_gazetteer
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.spacy_pipeline import shared_pipeline
-from agentmem.adapters.local.word_case import usually_lower_case
+from agentmem.adapters.local.word_case import case_ratio, usually_lower_case
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
 from agentmem.ports.pii import PiiDetector
 
@@ -104,6 +104,8 @@ def _build_analyzer() -> AnalyzerEngine:
     registry.add_recognizer(date_of_birth.build_recognizer())
     for recognizer in organization_names.build_recognizers():
         registry.add_recognizer(recognizer)
+    # Read with the pipeline, not on the first text a rule needs it for (0.9 s that one turn would wait).
+    case_ratio("the")
     return AnalyzerEngine(nlp_engine=engine, registry=registry, supported_languages=[_LANGUAGE])
 
 
