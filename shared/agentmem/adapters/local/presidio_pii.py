@@ -34,12 +34,14 @@ from agentmem.adapters.local import (
     person_names,
     postal_code,
     street_address,
+    thing_names,
 )
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import shared_gazetteer
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.spacy_pipeline import shared_pipeline
-from agentmem.adapters.local.word_case import case_ratio, usually_lower_case
+from agentmem.adapters.local.thing_names import DEMONYM
+from agentmem.adapters.local.word_case import case_ratio
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
 from agentmem.ports.pii import PiiDetector
 
@@ -175,26 +177,27 @@ class PresidioPiiDetector:
             if result.entity_type != STREET_ADDRESS:
                 start, end = _first_line(text, start, end)
             if result.entity_type == PERSON and recognizer == _SPACY_RECOGNIZER:
-                end = _without_a_trailing_noun(text, start, end)
+                end = thing_names.without_a_trailing_noun(text, start, end)
                 article = _ARTICLE_FIRST.match(text, start, end)
                 start = article.end() if article is not None and article.end() < end else start
+            person_before_a_noun = thing_names.a_person_before_a_noun(text[start:end])
             if result.entity_type in _WORD_TYPES and (
                 _inside_identifier(text, start, end)
                 or _POSSESSIVE_FIRST.match(text, start) is not None
                 or _opens_with_a_common_noun(text, start, end)
                 or (result.entity_type == NRP and noun_phrases.describes_a_thing(text, start, end))
-                or (result.entity_type == PERSON and _names_a_thing(text, start, end, makers))
-                or (result.entity_type == PERSON and " " not in text[start:end]
-                    and not _a_person_before_a_noun(text[start:end]) and noun_phrases.after_a_determiner(text, start))
+                or (result.entity_type == PERSON and thing_names.names_a_thing(text, start, end, makers))
+                or (result.entity_type == PERSON and " " not in text[start:end] and not person_before_a_noun
+                    and noun_phrases.after_a_determiner(text, start))
                 or (result.entity_type in (PERSON, LOCATION) and noun_phrases.modifies_a_noun(
-                    text, start, end, result.entity_type == PERSON and _a_person_before_a_noun(text[start:end])))
-                or (result.entity_type in (LOCATION, PERSON) and _DEMONYM.fullmatch(text, start, end) is not None
-                    and (result.entity_type == LOCATION or _a_nationality(text[start:end]))
+                    text, start, end, result.entity_type == PERSON and person_before_a_noun))
+                or (result.entity_type in (LOCATION, PERSON) and DEMONYM.fullmatch(text, start, end) is not None
+                    and (result.entity_type == LOCATION or thing_names.a_nationality(text[start:end]))
                     and noun_phrases.describes_a_thing(text, start, end))
-                or (result.entity_type == LOCATION and _before_a_nationality_of_a_thing(text, start, end))
-                or (result.entity_type == LOCATION and _a_make_after_an_article(text, start, end))
-                or (result.entity_type == LOCATION and _after_a_maker(text, start, makers))
-                or (result.entity_type == PERSON and _a_thing_of_a_nationality(text, start, end))
+                or (result.entity_type == LOCATION and thing_names.before_a_nationality_of_a_thing(text, start, end))
+                or (result.entity_type == LOCATION and thing_names.a_make_after_an_article(text, start, end))
+                or (result.entity_type == LOCATION and thing_names.after_a_maker(text, start, makers))
+                or (result.entity_type == PERSON and thing_names.a_thing_of_a_nationality(text, start, end))
                 or (text[start:end].islower() and noun_phrases.within_a_dish_name(text, start, nationality_ends))
                 or (recognizer == _SPACY_RECOGNIZER and _common_lower_case_word(text, start, end, result.entity_type))
                 or _a_lone_lower_case_word(text, start, end)
@@ -210,132 +213,11 @@ _TRIM = " \t\r\n.,;:!?\"'()[]{}"
 _WORD_TYPES = frozenset({PERSON, LOCATION, NRP, ORGANIZATION})
 # The run of characters an identifier is made of ("marker-2-0-ec3190", "ridge_v2", "run/7f3a").
 _IDENTIFIER_RUN = re.compile(r"[\w\-/.@:+#=]+")
-# A one-word place spaCy found that is written like a nationality ("Guatemalan radish").
-_DEMONYM = re.compile(r"[A-Z][a-z]+(?:an|ese|ish|i)")
 # No name or place starts with a possessive: spaCy's "My Eircode", "Your Honour".
 # spaCy's person sometimes takes the article in: "The Aston Martin arrived".
 _ARTICLE_FIRST = re.compile(r"(?:[Tt]he|An?|an?)[ \t]+(?=\w)")
 _POSSESSIVE_FIRST = re.compile(r"(?i:my|your|our|his|her|their|its)\b")
 _NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
-
-
-def _a_person_before_a_noun(value: str) -> bool:
-    """One word that stays a person's name before a noun: a surname mostly written capitalised ("the Johnson
-    novel", "the Thompson bowl", a PERSON in Presidio's labels) or a word no English dictionary knows ("the
-    Dratchev novel"). A given name alone ("a Georgia tile", "Eugenia pillows") or a surname mostly written
-    in lower case, a common word (``word_case``: "Wolf jam", "a Baker chair"), names a kind of thing."""
-    if " " in value:
-        return False
-    if value.casefold() not in wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB):
-        return True
-    return shared_gazetteer().is_last(value) and not usually_lower_case(value)
-
-
-def _names_a_thing(text: str, start: int, end: int, makers: list[tuple[int, int]]) -> bool:
-    """True when the name ``text[start:end]``, with the capitalised words before it ("Toyota Yaris"), is a
-    thing's: the head of a phrase after an article ("Returned the Bentley today"; not a family, "the
-    Johnsons"), after a possessive ("My Chrysler Pacifica"), or opening a sentence before a noun when it is
-    one word no gazetteer holds or holds a maker spaCy calls an organisation ("Lancia support ends", "Ford
-    Transit support")."""
-    run = noun_phrases.name_start(text, start)
-    value = text[start:end]
-    if value.endswith("s") and shared_gazetteer().is_last(value[:-1]):
-        return False
-    if noun_phrases.heads_a_phrase_after_an_article(text, run, end) or noun_phrases.after_a_possessive(text, run):
-        return True
-    # Opening a sentence before a noun, a person's full name may head a line of notes: only one word that
-    # the gazetteer does not hold as a name names a thing there ("Lancia support ends next year").
-    run_end = noun_phrases.name_end(text, end)
-    value = text[run:run_end]
-    a_thing = (
-        (" " not in value and not shared_gazetteer().is_name(value))
-        or any(run <= maker_start and maker_end <= run_end for maker_start, maker_end in makers)
-        # a model's number or letters: "Porsche 911 Carrera", "Lexus GX", "MINI Cooper"
-        or any(char.isdigit() for char in value)
-        or any(len(word) > 1 and word.isupper() for word in value.split())
-    )
-    return a_thing and noun_phrases.opens_before_a_noun(text, run, run_end)
-
-
-def _a_make_after_an_article(text: str, start: int, end: int) -> bool:
-    """True for one word spaCy took for a place that heads a phrase after an article and that no dictionary
-    holds: "Comparing the Lada with the older one", "Returned the Opel today". Places WordNet lists keep
-    their article ("the Netherlands", "the Bronx")."""
-    value = text[start:end]
-    return (
-        " " not in value
-        and value.casefold() not in wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
-        and noun_phrases.heads_a_phrase_after_an_article(text, start, end)
-    )
-
-
-def _after_a_maker(text: str, start: int, makers: list[tuple[int, int]]) -> bool:
-    """True for a place spaCy found right after an organisation in one run of capitalised words, a model of
-    a maker: "The Hyundai Tucson", "the Fiat Scudo Kombi"."""
-    run = noun_phrases.name_start(text, start)
-    return any(run <= maker_start and maker_end < start for maker_start, maker_end in makers)
-
-
-_NEXT_CAPITALISED_WORD = re.compile(r"[ \t]([A-Z][a-z]+)\b")
-_PREVIOUS_WORD = re.compile(r"([A-Z][a-z]+)[ \t]+$")
-_PREVIOUS_LOWER_WORD = re.compile(r"\b([a-z]+)[ \t]+$")
-
-
-def _a_nationality(word: str) -> bool:
-    """A capitalised word written like a nationality that WordNet lists as an adjective ("Cameroonian") or
-    that is no name of the gazetteer ("Salvadorian"; "Brian", "Julian" are names)."""
-    return _DEMONYM.fullmatch(word) is not None and (
-        word.casefold() in wordnet_words(ADJECTIVE) or not shared_gazetteer().is_name(word)
-    )
-
-
-def _before_a_nationality_of_a_thing(text: str, start: int, end: int) -> bool:
-    """True when a place is the first word of a nationality that describes a thing: spaCy's "Puerto" of
-    "Puerto Rican baba ghanoush"."""
-    following = _NEXT_CAPITALISED_WORD.match(text, end)
-    return (
-        following is not None
-        and _DEMONYM.fullmatch(following.group(1)) is not None
-        and noun_phrases.describes_a_thing(text, start, following.end())
-    )
-
-
-def _a_thing_of_a_nationality(text: str, start: int, end: int) -> bool:
-    """True for lower-case words after a nationality, spaCy's person in "Argentinian banh mi viêt", or the
-    nationality and them ("Cameroonian goji"), or one lower-case word after a plural noun ("potatoes
-    o'brien"): a dish, not a person."""
-    words = text[start:end].split()
-    if len(words) > 1 and _a_nationality(words[0]) and all(word.islower() for word in words[1:]):
-        return True
-    if not text[start:end].islower():
-        return False
-    previous = _PREVIOUS_WORD.search(text, max(0, start - 30), start)
-    if previous is not None and _DEMONYM.fullmatch(previous.group(1)) is not None:
-        return True  # after a nationality spaCy split ("Puerto Rican baba ghanoush") as well
-    # One lower-case word after a lower-case noun that is no verb names the dish: "potatoes o'brien".
-    noun = _PREVIOUS_LOWER_WORD.search(text, max(0, start - 30), start)
-    return (
-        " " not in text[start:end]
-        and noun is not None
-        and noun.group(1) not in wordnet_words(VERB)
-        and noun_phrases.plural_noun(noun.group(1))
-        and noun.group(1)[:-1] not in wordnet_words(VERB)
-    )
-
-
-def _without_a_trailing_noun(text: str, start: int, end: int) -> int:
-    """The end of spaCy's person without a lower-case noun it ran on into: "Kale mug" -> "Kale", "paul
-    sandwich" -> "paul", "john tonight" -> "john"; "Kevin smith" (a surname) stays."""
-    value = text[start:end]
-    head, _, last = value.rpartition(" ")
-    if (
-        head
-        and last.islower()
-        and (noun_phrases.noun_lemma(last) or noun_phrases.plural_noun(last) or last in noun_phrases.ADVERBIAL_NOUNS)
-        and not shared_gazetteer().is_last(last)
-    ):
-        return start + len(head.rstrip())
-    return end
 
 
 def _inside_identifier(text: str, start: int, end: int) -> bool:
