@@ -119,7 +119,7 @@ def a_thing_of_a_nationality(text: str, start: int, end: int) -> bool:
     if not text[start:end].islower():
         return False
     previous = _PREVIOUS_WORD.search(text, max(0, start - 30), start)
-    if previous is not None and DEMONYM.fullmatch(previous.group(1)) is not None:
+    if previous is not None and a_nationality(previous.group(1)):
         return True  # after a nationality spaCy split ("Puerto Rican baba ghanoush") as well
     # One lower-case word after a lower-case noun that is no verb names the dish: "potatoes o'brien".
     noun = _PREVIOUS_LOWER_WORD.search(text, max(0, start - 30), start)
