@@ -96,7 +96,8 @@ def after_a_determiner(text: str, start: int) -> bool:
     return _DETERMINER_BEFORE.search(text[max(0, start - 12) : start]) is not None
 
 
-_ARTICLE_BEFORE = re.compile(r"(?:^|[^\w'’])(?i:the|a|an)[ \t]+$")
+# "A" is left out: it may be an initial ("A Kowalski called").
+_ARTICLE_BEFORE = re.compile(r"(?:^|[^\w'’])(?:[Tt]he|THE|an|An|a)[ \t]+$")
 _WORD_CHARACTERS = re.compile(r"[\w'’\-]+")
 _NAME_WORD_AFTER = re.compile(r" ([\w'’\-]+)")
 _TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St)\.$")

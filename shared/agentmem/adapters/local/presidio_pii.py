@@ -213,9 +213,9 @@ _TRIM = " \t\r\n.,;:!?\"'()[]{}"
 _WORD_TYPES = frozenset({PERSON, LOCATION, NRP, ORGANIZATION})
 # The run of characters an identifier is made of ("marker-2-0-ec3190", "ridge_v2", "run/7f3a").
 _IDENTIFIER_RUN = re.compile(r"[\w\-/.@:+#=]+")
+# spaCy's person sometimes takes the article in: "The Aston Martin arrived" ("A" may be an initial).
+_ARTICLE_FIRST = re.compile(r"[Tt]he[ \t]+(?=\w)")
 # No name or place starts with a possessive: spaCy's "My Eircode", "Your Honour".
-# spaCy's person sometimes takes the article in: "The Aston Martin arrived".
-_ARTICLE_FIRST = re.compile(r"(?:[Tt]he|An?|an?)[ \t]+(?=\w)")
 _POSSESSIVE_FIRST = re.compile(r"(?i:my|your|our|his|her|their|its)\b")
 _NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
 
