@@ -64,6 +64,8 @@ def test_things_named_like_people_or_places_are_left_alone(detector: LocalPiiDet
         ("We had dinner with the Johnsons yesterday.", ("PERSON", "Johnsons")),
         # A person's full name heading a line before a noun stays (notes, not a product).
         ("Maren Solberg phone is off today.", ("PERSON", "Maren Solberg")),
+        # A relative's word before the name is no maker: "My Aunt Maria" is someone.
+        ("My Aunt Maria called yesterday.", ("PERSON", "Maria")),
         # A capital "A" before a name may be an initial: no article rule there.
         ("A Kowalski called about the flat.", ("PERSON", "Kowalski")),
         # A lower-case name after a name written like a nationality stays ("Brian" is a name, no nationality).

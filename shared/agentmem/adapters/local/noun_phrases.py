@@ -30,6 +30,7 @@ import re
 
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import ordinary_words
+from agentmem.adapters.local.person_names import ROLE_WORD
 
 # After a nationality, these nouns are a person or people ("a Thai woman"); other nouns are things ("Thai curry").
 PEOPLE_NOUNS = frozenset(
@@ -113,6 +114,7 @@ def name_start(text: str, start: int) -> int:
             _WORD_CHARACTERS.fullmatch(word) is None
             or not any(char.isupper() or char.isdigit() for char in word)
             or word.casefold() in ordinary_words()
+            or ROLE_WORD.fullmatch(word) is not None  # "My Aunt Maria": the name starts after "Aunt"
         ):
             break
         start = word_start

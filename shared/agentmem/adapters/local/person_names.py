@@ -81,6 +81,8 @@ _RELATIVES = (
     r"|aunt|uncle|niece|nephew|grandma|grandpa|grandmother|grandfather|stepmother|stepfather|flatmate"
     r"|roommate|housemate|classmate|teacher|doctor|dentist|lawyer|nanny|babysitter|mentor|client|patient"
 )
+# One word that introduces a person's name, a relative, a role or a title: "Aunt", "landlord", "Dr.".
+ROLE_WORD = re.compile(rf"(?i:{_RELATIVES}|aunty?|auntie|uncle|grandma|granny|nan|{_TITLES})\.?")
 _NAME_IS_CUE = re.compile(
     r"\b(?:(?:my|his|her|their|your|maiden|last|first|full|middle|family|given|sur)[ \t]*name[ \t]+(?:is|was)"
     r"|name[ \t]*[:?]|call(?:ed)?[ \t]+me|known[ \t]+as"
