@@ -26,10 +26,11 @@ per type with the same span-overlap rules as `agentmem eval pii`:
 - ordinary: generated sentences that hold no personal data but look like they might, in five kinds
   drawn with the seed: capitalised common words that are also names ("Hunter boots are on sale":
   mimesis' English words, colours and foods that the name gazetteer and WordNet's nouns both hold,
-  less Faker's en_US given names), place-like common nouns (Faker's en_US street words that are
-  WordNet nouns: "Route via the coast"), a nationality before a thing (mimesis' nationalities and
-  foods: "Thai curry"), product names (mimesis' cars, phones, operating systems, manufacturers) and
-  identifiers (as above); prints the share of each kind that had a span masked.
+  less Faker's en_US given names and less the surnames written capitalised four times as often as in
+  lower case, "Thompson", "Jones": "the Thompson bowl" names a family), place-like common nouns
+  (Faker's en_US street words that are WordNet nouns: "Route via the coast"), a nationality before a
+  thing (mimesis' nationalities and foods: "Thai curry"), product names (mimesis' cars, phones,
+  operating systems, manufacturers) and identifiers (as above); prints the share of each kind that had a span masked.
 
 With ``--dump DIR`` each set is written as a Presidio-format JSON file, for ``agentmem eval pii``.
 Faker and mimesis are dev dependencies; every value is made up. Asserts nothing.
@@ -367,12 +368,25 @@ def _ordinary_vocabulary() -> dict[str, tuple[str, ...]]:
     given |= {name.casefold() for names in person["names"].values() for name in names}
     words = {word.casefold() for word in text["words"]} | {word.casefold() for word in text["color"]}
     words |= {part.casefold() for values in food.values() for value in values for part in value.split()}
+    # Not a surname written capitalised four times as often as in lower case (spaCy's counts, ``word_case``):
+    # "The Thompson bowl", "Is the Jones pillow any good?" name a family, as "the Johnson novel" names a
+    # person in Presidio's labels. Surnames that are common words stay: "Wolf jam", "a Baker chair".
     name_like = sorted(w for w in words if w.isalpha() and len(w) > 2 and w in nouns and gazetteer.is_name(w)
-                       and w not in given)
+                       and w not in given and not _mostly_a_surname(w))
     places = sorted({s.casefold() for s in us_address.Provider.street_suffixes if s.casefold() in nouns})
     foods = sorted({v.casefold() for key in ("vegetables", "fruits", "dishes") for v in food.get(key, ())})
     return {"name_like": tuple(name_like), "places": tuple(places), "foods": tuple(foods),
             "nationalities": tuple(sorted(set(person["nationality"])))}
+
+
+def _mostly_a_surname(word: str) -> bool:
+    import math
+
+    from agentmem.adapters.local.name_gazetteer import shared_gazetteer
+    from agentmem.adapters.local.word_case import case_ratio
+
+    ratio = case_ratio(word)
+    return shared_gazetteer().is_last(word) and ratio is not None and ratio < -math.log(4)
 
 
 def _product(pick: random.Random) -> str:

@@ -81,6 +81,8 @@ _RELATIVES = (
     r"|aunt|uncle|niece|nephew|grandma|grandpa|grandmother|grandfather|stepmother|stepfather|flatmate"
     r"|roommate|housemate|classmate|teacher|doctor|dentist|lawyer|nanny|babysitter|mentor|client|patient"
 )
+# One word that introduces a person's name, a relative, a role or a title: "Aunt", "landlord", "Dr.".
+ROLE_WORD = re.compile(rf"(?i:{_RELATIVES}|aunty?|auntie|uncle|grandma|granny|nan|{_TITLES})\.?")
 _NAME_IS_CUE = re.compile(
     r"\b(?:(?:my|his|her|their|your|maiden|last|first|full|middle|family|given|sur)[ \t]*name[ \t]+(?:is|was)"
     r"|name[ \t]*[:?]|call(?:ed)?[ \t]+me|known[ \t]+as"
@@ -244,11 +246,12 @@ class PersonNameFinder:
                 and second.text.islower()
                 and text[first.end : second.start] == " "
                 and gazetteer.is_first(first.text)
-                # a known surname, or a word no dictionary holds ("leon filipowicz", "alvar rehák")
+                # a known surname, or a word no dictionary holds ("leon filipowicz", "alvar rehák"; not a
+                # stop word, which WordNet does not list: "along the mills for an hour")
                 and (
                     gazetteer.is_last(second.text)
                     # not after a capitalised word: "Estonian pak choy" is a dish
-                    or (len(second.text) > 2 and _unknown_word(second.text, every_word)
+                    or (len(second.text) > 2 and _unknown_word(second.text, every_word, ordinary)
                         and first.start not in after_capital)
                 )
                 and first.text not in english

@@ -34,11 +34,14 @@ from agentmem.adapters.local import (
     person_names,
     postal_code,
     street_address,
+    thing_names,
 )
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import shared_gazetteer
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
 from agentmem.adapters.local.spacy_pipeline import shared_pipeline
+from agentmem.adapters.local.thing_names import DEMONYM
+from agentmem.adapters.local.word_case import case_ratio
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
 from agentmem.ports.pii import PiiDetector
 
@@ -108,6 +111,8 @@ def _build_analyzer() -> AnalyzerEngine:
     registry.add_recognizer(date_of_birth.build_recognizer())
     for recognizer in organization_names.build_recognizers():
         registry.add_recognizer(recognizer)
+    # Read with the pipeline, not on the first text a rule needs it for (0.9 s that one turn would wait).
+    case_ratio("the")
     return AnalyzerEngine(nlp_engine=engine, registry=registry, supported_languages=[_LANGUAGE])
 
 
@@ -152,6 +157,14 @@ class PresidioPiiDetector:
         analyzer = shared_analyzer()
         with _analyze_lock:
             results = analyzer.analyze(text=text, language=_LANGUAGE, entities=self._requested)
+        # spaCy's organisations, reported or not: a maker before a model's name ("Chrysler Pacifica").
+        makers = [
+            (result.start, result.end) for result in results
+            if result.entity_type == ORGANIZATION
+            and (result.recognition_metadata or {}).get("recognizer_name") == _SPACY_RECOGNIZER
+        ]
+        # The ends of spaCy's nationalities: a dish's name may follow one ("Greek alice springs chicken").
+        nationality_ends = [result.end for result in results if result.entity_type == NRP]
         spans = []
         for result in results:
             if result.score < self.min_score:
@@ -168,18 +181,29 @@ class PresidioPiiDetector:
             start, end = _trimmed(text, result.start, result.end)
             if result.entity_type != STREET_ADDRESS:
                 start, end = _first_line(text, start, end)
+            if result.entity_type == PERSON and recognizer == _SPACY_RECOGNIZER:
+                end = thing_names.without_a_trailing_noun(text, start, end)
+                article = _ARTICLE_FIRST.match(text, start, end)
+                start = article.end() if article is not None and article.end() < end else start
+            person_before_a_noun = thing_names.a_person_before_a_noun(text[start:end])
             if result.entity_type in _WORD_TYPES and (
                 _inside_identifier(text, start, end)
                 or _POSSESSIVE_FIRST.match(text, start) is not None
                 or _opens_with_a_common_noun(text, start, end)
-                or (result.entity_type == NRP and noun_phrases.describes_a_thing(text, end))
-                or (result.entity_type == PERSON and noun_phrases.after_a_possessive(text, start))
-                or (result.entity_type == PERSON and " " not in text[start:end]
-                    and not _common_name(text[start:end]) and noun_phrases.after_a_determiner(text, start))
+                or (result.entity_type == NRP and noun_phrases.describes_a_thing(text, start, end))
+                or (result.entity_type == PERSON and thing_names.names_a_thing(text, start, end, makers))
+                or (result.entity_type == PERSON and " " not in text[start:end] and not person_before_a_noun
+                    and noun_phrases.after_a_determiner(text, start))
                 or (result.entity_type in (PERSON, LOCATION) and noun_phrases.modifies_a_noun(
-                    text, start, end, result.entity_type == PERSON and _common_name(text[start:end])))
-                or (result.entity_type == LOCATION and _DEMONYM.fullmatch(text, start, end) is not None
-                    and noun_phrases.describes_a_thing(text, end))
+                    text, start, end, result.entity_type == PERSON and person_before_a_noun))
+                or (result.entity_type in (LOCATION, PERSON) and DEMONYM.fullmatch(text, start, end) is not None
+                    and (result.entity_type == LOCATION or thing_names.a_nationality(text[start:end]))
+                    and noun_phrases.describes_a_thing(text, start, end))
+                or (result.entity_type == LOCATION and thing_names.before_a_nationality_of_a_thing(text, start, end))
+                or (result.entity_type == LOCATION and thing_names.a_make_after_an_article(text, start, end))
+                or (result.entity_type == LOCATION and thing_names.after_a_maker(text, start, makers))
+                or (result.entity_type == PERSON and thing_names.a_thing_of_a_nationality(text, start, end))
+                or (text[start:end].islower() and noun_phrases.within_a_dish_name(text, start, nationality_ends))
                 or (recognizer == _SPACY_RECOGNIZER and _common_lower_case_word(text, start, end, result.entity_type))
                 or _a_lone_lower_case_word(text, start, end)
             ):
@@ -194,22 +218,11 @@ _TRIM = " \t\r\n.,;:!?\"'()[]{}"
 _WORD_TYPES = frozenset({PERSON, LOCATION, NRP, ORGANIZATION})
 # The run of characters an identifier is made of ("marker-2-0-ec3190", "ridge_v2", "run/7f3a").
 _IDENTIFIER_RUN = re.compile(r"[\w\-/.@:+#=]+")
-# A one-word place spaCy found that is written like a nationality ("Guatemalan radish").
-_DEMONYM = re.compile(r"[A-Z][a-z]+(?:an|ese|ish|i)")
+# spaCy's person sometimes takes the article in: "The Aston Martin arrived" ("A" may be an initial).
+_ARTICLE_FIRST = re.compile(r"[Tt]he[ \t]+(?=\w)")
 # No name or place starts with a possessive: spaCy's "My Eircode", "Your Honour".
 _POSSESSIVE_FIRST = re.compile(r"(?i:my|your|our|his|her|their|its)\b")
 _NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
-
-
-def _common_name(value: str) -> bool:
-    """A word that may be a person's name before a noun: a given name or surname in three or more of
-    Faker's locales ("Johnson", "Maria"), or a word no English dictionary knows ("the Dratchev novel")."""
-    gazetteer = shared_gazetteer()
-    if " " in value:
-        return False
-    return (gazetteer.is_name(value) and not gazetteer.is_rare(value)) or value.casefold() not in wordnet_words(
-        NOUN, VERB, ADJECTIVE, ADVERB
-    )
 
 
 def _inside_identifier(text: str, start: int, end: int) -> bool:
@@ -231,9 +244,9 @@ def _inside_identifier(text: str, start: int, end: int) -> bool:
 
 
 def _common_lower_case_word(text: str, start: int, end: int, entity_type: str) -> bool:
-    """True for one lower-case English word spaCy took for a place ("the landlord") or, before another
-    noun, for a person ("ridge runner"). WordNet's nouns hold names too ("selma"), so a lower-case
-    person alone stays one."""
+    """True for one lower-case English word spaCy took for a place ("the landlord") or for a person when it
+    is no name of the gazetteer ("Captain basket") or, before another noun, any ("ridge runner", "st. paul
+    sandwich"). WordNet's nouns hold names too ("selma"), so a lower-case name alone stays a person."""
     value = text[start:end]
     if not value.islower() or " " in value or entity_type == NRP:
         return False
@@ -242,6 +255,8 @@ def _common_lower_case_word(text: str, start: int, end: int, entity_type: str) -
         return True  # an abbreviation: "d.o.b", "p.s"
     if entity_type == LOCATION:
         return value in nouns or value in wordnet_words(VERB, ADJECTIVE, ADVERB)
+    if not shared_gazetteer().is_name(value) and value in wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB):
+        return True  # "Captain basket is back in stock": an English word that is nobody's name
     following = _NEXT_LOWER_WORD.match(text, end)
     return value in nouns and following is not None and following.group(1) in nouns
 
@@ -254,17 +269,15 @@ def _a_lone_lower_case_word(text: str, start: int, end: int) -> bool:
     return value.islower() and value.isalpha() and text.strip() == value
 
 
-_TITLE_BEFORE = re.compile(r"\b(?:Mr|Mrs|Ms|Dr|Prof|Sr|Jr|St)\.$")
 # After an imperative ("Mark the calendar", "Chase the invoice"), not after a name's verb ("Mark is").
-_OPENING_FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "your", "my", "our", "this", "that", "these"})
+_OPENING_FUNCTION_WORDS = frozenset({"the", "a", "an", "to", "your", "my", "our", "this", "that", "these", "via"})
 
 
 def _opens_with_a_common_noun(text: str, start: int, end: int) -> bool:
     """True for one capitalised English noun opening a sentence before a noun or a function word:
     "Miller moths everywhere", "Mark the calendar", "Baker's yeast". "Mark called" stays a name."""
     value = text[start:end]
-    before = text[:start].rstrip(" \t")
-    opens = not before or before[-1] in "!?\n" or (before[-1] == "." and not _TITLE_BEFORE.search(before))
+    opens = noun_phrases.opens_a_sentence(text, start)
     if " " in value or not value[:1].isupper() or not opens or value.casefold() not in wordnet_words(NOUN):
         return False
     following = _NEXT_LOWER_WORD.match(text, end + 2 if text.startswith("'s", end) else end)

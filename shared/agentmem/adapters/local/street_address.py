@@ -24,6 +24,7 @@ spaCy as a place.
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from presidio_analyzer.nlp_engine import NlpArtifacts
 
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
+from agentmem.adapters.local.name_gazetteer import fold, ordinary_words
 from agentmem.adapters.local.street_words import StreetWords, street_words
 
 STREET_ADDRESS = "STREET_ADDRESS"
@@ -83,7 +85,18 @@ _FUSED_SUFFIXES = (
 
 _CAP = r"\p{Lu}[\p{L}\p{M}'’.\-]*"  # a capitalised word ("O'Neil", "Hauta-aho", "St.")
 _LINK = r"(?:d[aeiou]s?|dei|degli|del|della|de|la|le|les|du|des|e|y|i|of|the|am|an|der|im|zum|zur|van|von)"
-_NAME = rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+))*?"
+
+
+@functools.cache
+def _name() -> str:
+    """A street's name: capitalised words, with link words and lower-case words between them ("Rua do
+    Arenque", "Rohu maantee"), but no English stop word other than a link word ("Ask the driver to stop at
+    the corner of Nieuwe Baan 473" is no street before "Nieuwe")."""
+    import regex
+
+    stop = sorted(word for word in ordinary_words() if word.isalpha() and not regex.fullmatch(_LINK, word))
+    lower = rf"(?!(?:{'|'.join(stop)})\b)\p{{Ll}}+"
+    return rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|{lower}))*?"
 # A house number: "12", "12A", "90j", "151/727", "1/40/603".
 _NUMBER = r"\d{1,5}(?:/\d{1,5}){0,2}(?:[ \t]?[A-Za-z](?![\p{L}]))?\.?"
 _HAND_UNITS = r"Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Fl\.?|Box"
@@ -103,6 +116,7 @@ def _street_core(words: StreetWords) -> str:
     Faker's words before a name need a house number ("Privada Sur Riojas 116"), except lower-case ones
     that are no English word ("chemin de Dijoux", "aleja Lubelska"; not "route", "avenue").
     """
+    name = _name()
     suffix_words = _alternatives(_SUFFIX_WORDS, words.after)
     more_prefix_words = _alternatives(_MORE_PREFIX_WORDS, words.before)
     english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
@@ -112,9 +126,9 @@ def _street_core(words: StreetWords) -> str:
     fused = rf"\p{{Lu}}[\p{{L}}\p{{M}}\-]*?(?:{_alternatives(_FUSED_SUFFIXES, words.fused)})(?:\b|(?<=\.))"
     return (
         # number Name Suffix [number], Name Suffix number: "217 Lovers Lane", "Rákóczi út 13.", "Baker Street"
-        rf"(?:{_NUMBER}[ \t]+){{1,2}}{_NAME}[ \t]+(?:{suffix_words})\b(?:[ \t]+{_NUMBER})?"
-        rf"|{_NAME}[ \t]+(?:{suffix_words})[ \t]+{_NUMBER}"
-        rf"|{_NAME}[ \t]+(?:{_STRONG_SUFFIX_WORDS})\b"
+        rf"(?:{_NUMBER}[ \t]+){{1,2}}{name}[ \t]+(?:{suffix_words})\b(?:[ \t]+{_NUMBER})?"
+        rf"|{name}[ \t]+(?:{suffix_words})[ \t]+{_NUMBER}"
+        rf"|{name}[ \t]+(?:{_STRONG_SUFFIX_WORDS})\b"
         # [number] Prefix Name [number]: "Rua do Arenque 1634", "69 Av Sidi Lakhmi", "31 Rue tachkent"
         rf"|(?:(?:{_NUMBER}[ \t]+){{1,2}})?(?:{prefix_words})[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)"
         rf"(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\d{{1,4}}(?=[ \t]+\p{{L}})))*(?:,?[ \t]+{_NUMBER}(?![\d]))?"
@@ -149,20 +163,92 @@ _ADDRESS_CUE = (
     r"[ \t]+is(?:[ \t]+at)?|find[ \t]+(?:us|me)[ \t]+at)[ \t]+)"
 )
 # A name and a house number (not a year), or a house number and a name, with no street word.
+# Lower-case words may follow the first ("Mlynské luhy 1255", "Kauri tänav"): only words no English
+# dictionary holds, as ``_introduced_end`` cuts the match at the first that one does.
 _INTRODUCED = (
-    rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP}){{0,3}},?[ \t]+(?!(?:19|20)\d\d\b){_NUMBER}(?![\d])"
-    rf"|\d{{1,5}}(?:/\d{{1,5}}){{0,2}}[ \t]+{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP}){{0,3}}"
+    rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)){{0,3}},?[ \t]+(?!(?:19|20)\d\d\b){_NUMBER}(?![\d])"
+    rf"|\d{{1,5}}(?:/\d{{1,5}}){{0,2}}[ \t]+{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)){{0,3}}"
 )
+# "The viewing is at Gómez 396": after "is at" (a meeting's place, a room, a gate too), a name and a number
+# are an address only when no English word is among them ("is at Gate 5", "is at Room 12" are not).
+_LOCATED_CUE = r"(?<=\b(?i:is|are|was|were|'s|’s)[ \t]+at[ \t]+)"
 _CORNER_CUE = r"(?<=\b(?i:corner)[ \t]+of[ \t]+)"
 _PO_BOX = r"\b(?:P\.[ \t]?O\.|PO)[ \t]+Box[ \t]+\d{1,6}\b"
 
 
 def _number_and_an_english_word(value: str) -> bool:
-    """ "48 Factoring" (of "48 Factoring Inc"): a number and one English word is no street, even when the
-    word ends like one ("-ring", "-weg")."""
+    """ "48 Factoring" (of "48 Factoring Inc"), "3 Touring": a number and one English word is no street, even
+    when the word ends like one ("-ring", "-weg")."""
     parts = value.split()
     english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
-    return len(parts) == 2 and parts[0].isdigit() and parts[1].casefold() in english
+    if len(parts) != 2 or not parts[0].isdigit():
+        return False
+    word = parts[1].casefold()
+    # An inflected word too: "3 Touring" (of "BMW Rad 3 Touring").
+    return word in english or any(word.endswith(end) and word[: -len(end)] in english for end in ("ing", "s", "ed"))
+
+
+def _pattern_name(result: RecognizerResult) -> str | None:
+    explanation = result.analysis_explanation
+    return explanation.pattern_name if explanation is not None else None
+
+
+def _introduced_end(value: str, pattern: str | None, after: str) -> int | None:
+    """How much of a street found only after a cue, without a street word, is one: up to a lower-case
+    English word ("1053 Gasthuisheide please" ends before "please"; "Kauri tänav" is whole), and after "is
+    at" nothing when an English word is among its capitalised ones ("is at Gate 5"). None when what is left
+    lacks a name or a number, or after "is at" reads as a time (``_a_place_after_is_at``)."""
+    if pattern not in ("introduced", "located"):
+        return len(value)
+    import regex
+
+    english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB) | ordinary_words()
+    if pattern == "located" and not _a_place_after_is_at(value, after):
+        return None
+    end = len(value)
+    for word in regex.finditer(r"[\p{L}\p{M}'’\-]+", value):
+        text = word.group()
+        if regex.fullmatch(_LINK, text) or not (text.casefold() in english or fold(text) in english):
+            continue
+        if text.islower():
+            end = word.start()
+            break
+        if pattern == "located" and "\n" not in value[: word.start()]:
+            return None
+    kept = value[:end].rstrip(" \t,")
+    if not any(char.isdigit() for char in kept) or not any(char.isupper() for char in kept):
+        return None
+    return len(kept)
+
+
+def _a_place_after_is_at(value: str, after: str) -> bool:
+    """After "is at", a time or a count is more likely than an address: not an acronym ("is at 7 CET"), not
+    a number of an hour first ("is at 6 Heathrow", "is at 7 Uhr"), not a number before a unit ("is at
+    Anfield 3 weeks from now")."""
+    import regex
+
+    first_line = value.split("\n")[0]
+    if any(len(word) > 1 and word.isupper() for word in first_line.split()):
+        return False
+    leading = regex.match(r"(\d{1,2})\b", first_line)
+    if leading is not None and int(leading.group(1)) <= 24:
+        return False
+    unit = regex.match(r"[ \t]+(\p{Ll}+)", after)
+    nouns = wordnet_words(NOUN)
+    return unit is None or (unit.group(1) in ordinary_words() or unit.group(1).removesuffix("s") not in nouns)
+
+
+def _named_without_a_number(value: str) -> bool:
+    """A street without a house number is capitalised words, with link words only between them: "Baker
+    Street", "chemin de Dijoux", "Via dei Fiorentini"; not "Plaza access" nor "We bought Street socks"."""
+    import regex
+
+    if value.split()[0].casefold() in ordinary_words():
+        return False  # "The Street kettle"
+    words = value.split()[1:]
+    return any(word[:1].isupper() for word in words) and all(
+        word[:1].isupper() or regex.fullmatch(_LINK, word) is not None for word in words[:-1]
+    )
 
 
 def build_recognizer() -> PatternRecognizer:
@@ -172,25 +258,44 @@ def build_recognizer() -> PatternRecognizer:
 
     words = street_words()
     street_core = _street_core(words)
+    name = _name()
     # A flat, floor or studio before the street: "Studio 90j\nPatel Roads", "Level 7 714 Kyle Little".
     # Not after a capitalised word: "Mrs. Jennifer Alcaraz Suite 541" ends a name, then the unit.
     not_after_a_name = r"(?<!\p{Lu}[\p{L}\p{M}]*[ \t])"
     unit = rf"(?:{_alternatives(_HAND_UNITS, words.units)})[ \t]+#?\d{{1,5}}[A-Za-z]?"
     unit_before = rf"(?:{not_after_a_name}{unit},?[ \t]*\n?[ \t]*)?"
-    # One of the two streets of "the corner of A and B".
-    corner_part = rf"(?:{street_core}|{_NAME}(?:[ \t]+{_NUMBER})?)"
+    # One of the two streets of "the corner of A and B", its street word after the number too ("Nieuwe Baan
+    # 473 St.").
     suffix_words = _alternatives(_SUFFIX_WORDS, words.after)
+    corner_part = rf"(?:{street_core}|{name}(?:[ \t]+{_NUMBER})?)(?:[ \t]+(?:{suffix_words})\b\.?)?"
+    # Street words of three letters or more: "Send the report to K Smith" (Czech "K") is no street.
+    cued_prefix_words = "|".join(
+        word
+        for word in _alternatives(_PREFIX_WORDS + "|" + _MORE_PREFIX_WORDS, words.before).split("|")
+        if len(word.replace("\\", "").rstrip(".")) >= 3
+    )
     patterns = [
         Pattern("street", rf"(?<![\p{{L}}\d]){unit_before}(?:{street_core})(?:{_TAIL})(?![\p{{L}}\d])", 0.9),
         # A unit, then a street without a number: "Studio 2\nPalmer Plaza", "Flat 4\nSmith Field".
         Pattern(
             "unit and street",
-            rf"{not_after_a_name}\b{unit},?[ \t]*\n?[ \t]*{_NAME}[ \t]+(?:{suffix_words})\b(?:{_TAIL})",
+            rf"{not_after_a_name}\b{unit},?[ \t]*\n?[ \t]*{name}[ \t]+(?:{suffix_words})\b(?:{_TAIL})",
             0.9,
         ),
         # After words that introduce an address, a name and a house number are one without a street word:
         # "moved to Bramlei 4", "address: Ševčíkova 454", "lives at 83 Võ Văn Tần".
         Pattern("introduced", rf"{_ADDRESS_CUE}(?:{_INTRODUCED})(?:{_TAIL})(?![\p{{L}}\d])", 0.85),
+        # After words that introduce an address, a street word before capitalised words needs no number:
+        # "moved to Vereda Campos", "Delivery address: boulevard Gabriel Roche", "grew up at Praia de Dias".
+        Pattern(
+            "introduced street",
+            rf"{_ADDRESS_CUE}(?:{cued_prefix_words})[ \t]+"
+            rf"(?:{_LINK}[ \t]+){{0,2}}{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+){{0,2}}{_CAP})*(?:{_TAIL})(?![\p{{L}}\d])",
+            0.9,  # over spaCy's 0.85 for the same words read as a person ("Vereda Campos")
+        ),
+        # The lowest score: Presidio drops a result inside a higher-scored one before ``analyze`` below
+        # checks this pattern's, so it must never be the one that hides another ("is at PO Box 5").
+        Pattern("located", rf"{_LOCATED_CUE}(?:{_INTRODUCED})(?:{_TAIL})(?![\p{{L}}\d])", 0.5),
         Pattern("military", rf"\b(?:{_MILITARY})\b", 0.8),
         Pattern("po box", _PO_BOX, 0.6),
         Pattern("corner", rf"{_CORNER_CUE}(?:the[ \t]+)?{corner_part}[ \t]+and[ \t]+{corner_part}", 0.9),
@@ -214,10 +319,19 @@ def build_recognizer() -> PatternRecognizer:
                 for result in super().analyze(text, entities, nlp_artifacts, regex_flags)
                 if (
                     any(char.isdigit() for char in text[result.start : result.end])
-                    or any(word[:1].isupper() for word in text[result.start : result.end].split()[1:])
+                    or _named_without_a_number(text[result.start : result.end])
                 )
                 and not _number_and_an_english_word(text[result.start : result.end])
             ]
+            kept = []
+            for result in results:
+                length = _introduced_end(
+                    text[result.start : result.end], _pattern_name(result), text[result.end : result.end + 30]
+                )
+                if length is not None:
+                    result.end = result.start + length
+                    kept.append(result)
+            results = kept
             for result in results:
                 value = text[result.start : result.end]
                 if "\n" not in value:

@@ -4,8 +4,10 @@ Faker (MIT, https://github.com/joke2k/faker) keeps per-locale lists of street ty
 (``faker.providers.address.<locale>.Provider``: ``street_suffixes``, ``street_prefixes`` and their
 ``_long`` / ``_short`` forms) and of the units before a street (``secondary_address_formats``), and
 says in ``street_name_formats`` how a locale writes them: a word before the name ("Rua", "Privada",
-"đường"), a word after it ("Gully", "Foreshore"), or a suffix fused to it ("Berntsen" + "faret"). They
-are read from the installed package on first use; ``street_address`` adds them to its own lists.
+"đường"), a word after it ("Gully", "Foreshore"), or a suffix fused to it ("Berntsen" + "faret"); a
+locale whose formats spell whole street names out has its types placed both ways ("Varšavská ulica",
+"Avenija Lička"), and a fused suffix is also a word of its own ("Ernst Meyers Gade"). They are read
+from the installed package on first use; ``street_address`` adds them to its own lists.
 Only Latin-script single words are kept, and not the Malaysian provider's "suffixes", which are place
 names ("Bukit Bintang").
 """
@@ -64,6 +66,13 @@ def _places(formats: list[str], kind: str) -> set[str]:
 
 
 @functools.cache
+def _english() -> frozenset[str]:
+    from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
+
+    return wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
+
+
+@functools.cache
 def street_words() -> StreetWords:
     """Read every locale of ``faker.providers.address`` once."""
     import faker.providers.address as address
@@ -89,6 +98,16 @@ def street_words() -> StreetWords:
                 after |= words
             if "fused" in places[kind]:
                 fused |= {word for word in words if word.islower()}
+                # Written apart and capitalised too: "Ernst Meyers Gade", "Henrik Spans Vej".
+                after |= {word.capitalize() for word in words if len(word) > 2 and word not in _english()}
+            if not places[kind]:
+                # Formats that spell out whole street names ("{{street_name}}") do not say where the
+                # locale's street types go: lower case after the name or before it, capitalised before it
+                # ("Varšavská ulica 805", "491 phố Huỳnh Văn Bánh", "Avenija Lička 1091"), words that are
+                # not English words only ("put" is).
+                unplaced = {word for word in words if word.islower() and word.rstrip(".") not in _english()}
+                after |= unplaced
+                before |= unplaced | {word.capitalize() for word in unplaced}
         for pattern in getattr(provider, "secondary_address_formats", ()):
             head = re.split(r"[#?%@{]", pattern, maxsplit=1)[0].strip()
             if head and _WORD.fullmatch(head) and _latin(head):
