@@ -133,7 +133,7 @@ def submit_feedback_once(
     agent_id: str,
     run_id: str,
     rating: Rating,
-    comment: str | None,
+    masked_comment: str | None,
     idempotency_key: str,
     *,
     lambda_context: Any = None,
@@ -141,11 +141,12 @@ def submit_feedback_once(
 ) -> dict[str, str]:
     """The answer body of a feedback submission carrying an Idempotency-Key: the first one's, every time.
 
-    `on_created` runs only when this call stored a new feedback (not on a replay).
+    `masked_comment` is the comment as `MemoryService.mask_comment` masked it: powertools hashes it,
+    and it is stored as given. `on_created` runs only when this call stored a new feedback (not on a replay).
     """
     from aws_lambda_powertools.utilities.idempotency import idempotent_function
 
-    submission = feedback_submission(memory.tenant, agent_id, run_id, idempotency_key, rating, comment)
+    submission = feedback_submission(memory.tenant, agent_id, run_id, idempotency_key, rating, masked_comment)
     with contract_errors():
         _configure_once(persistence)
         # A config per call: the Lambda context is the invocation's, and the local server runs requests in threads.
@@ -301,6 +302,7 @@ def _submit(
         submission["rating"],
         submission["comment"],
         submission["idempotencyKey"],
+        masked=True,  # the handler masked the comment before powertools hashed it
     )
     if receipt.created and on_created is not None:
         on_created()
