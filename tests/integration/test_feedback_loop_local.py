@@ -152,7 +152,8 @@ def test_a_keyed_feedback_comment_is_masked_once_and_stored_as_an_unkeyed_one_is
     try:
         stored = []
         for key in ("review-1", None):
-            run_id = call("POST", "/v1/agents/auditor/runs", {"input": AUDIT, "output": "FLAG: trail magic"})[1]["runId"]
+            run = {"input": AUDIT, "output": "FLAG: trail magic"}
+            run_id = call("POST", "/v1/agents/auditor/runs", run)[1]["runId"]
             detector.texts.clear()
             headers = {"Idempotency-Key": key} if key else None
             status, receipt = call("POST", f"/v1/agents/auditor/runs/{run_id}/feedback",
