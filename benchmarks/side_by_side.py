@@ -18,6 +18,7 @@ Ingest goes in chunks, alternately to each system; the questions in rounds, alte
 from other processes falls on both alike. Latency is measured inside each worker around one call.
 
 Run: make bench, or .venv/bin/python benchmarks/side_by_side.py [--sizes 1000 10000] [--questions 200]
+(`--agentmem-only`: agentmem's worker alone, the same ingest and questions, no mem0 venv needed).
 Prints a table; asserts nothing about time.
 """
 
@@ -223,7 +224,9 @@ def quantile(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100)[q - 1] if len(values) > 1 else values[0]
 
 
-def run_size(size: int, memories: list[str], questions: list[str], rounds: int, mem0_python: Path) -> dict[str, Any]:
+def run_size(
+    size: int, memories: list[str], questions: list[str], rounds: int, mem0_python: Path | None
+) -> dict[str, Any]:
     shared = ROOT / "shared"
     agentmem_env = {"PYTHONPATH": os.pathsep.join([str(shared), str(ROOT), os.environ.get("PYTHONPATH", "")])}
     mem0_env = {"MEM0_TELEMETRY": "False", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
@@ -233,29 +236,31 @@ def run_size(size: int, memories: list[str], questions: list[str], rounds: int, 
                 "OMP_WAIT_POLICY": "PASSIVE"}
     with tempfile.TemporaryDirectory(prefix="side-by-side-") as tmp:
         agentmem = Worker("agentmem", sys.executable, Path(tmp) / "agentmem", None, agentmem_env)
-        mem0 = Worker("mem0", str(mem0_python), Path(tmp) / "mem0", agentmem.ready["modelDir"], mem0_env)
+        workers = [agentmem]
+        if mem0_python is not None:
+            workers.append(Worker("mem0", str(mem0_python), Path(tmp) / "mem0", agentmem.ready["modelDir"], mem0_env))
         try:
-            ingest = {"agentmem": 0.0, "mem0": 0.0}
+            ingest = {worker.name: 0.0 for worker in workers}
             for start in range(0, size, INGEST_CHUNK):
                 chunk = memories[start:start + INGEST_CHUNK]
-                order = (agentmem, mem0) if (start // INGEST_CHUNK) % 2 == 0 else (mem0, agentmem)
+                order = workers if (start // INGEST_CHUNK) % 2 == 0 else workers[::-1]
                 for worker in order:
                     ingest[worker.name] += worker.ask({"op": "ingest", "texts": chunk})["wall"]
-            latencies: dict[str, list[float]] = {"agentmem": [], "mem0": []}
-            cpu: dict[str, list[float]] = {"agentmem": [], "mem0": []}
-            hits: dict[str, list[int]] = {"agentmem": [], "mem0": []}
+            latencies: dict[str, list[float]] = {worker.name: [] for worker in workers}
+            cpu: dict[str, list[float]] = {worker.name: [] for worker in workers}
+            hits: dict[str, list[int]] = {worker.name: [] for worker in workers}
             per_round = max(1, len(questions) // rounds)
             for number, start in enumerate(range(0, len(questions), per_round)):
                 batch = questions[start:start + per_round]
-                for worker in ((agentmem, mem0) if number % 2 == 0 else (mem0, agentmem)):
+                for worker in (workers if number % 2 == 0 else workers[::-1]):
                     answer = worker.ask({"op": "query", "texts": batch})
                     latencies[worker.name].extend(answer["latencies"])
                     cpu[worker.name].extend(answer["cpu"])
                     hits[worker.name].extend(answer["hits"])
-            memory = {worker.name: worker.ask({"op": "rss"}) for worker in (agentmem, mem0)}
+            memory = {worker.name: worker.ask({"op": "rss"}) for worker in workers}
         finally:
-            agentmem.close()
-            mem0.close()
+            for worker in workers:
+                worker.close()
     return {
         name: {
             "p50": quantile(latencies[name], 50) * 1000, "p95": quantile(latencies[name], 95) * 1000,
@@ -263,7 +268,7 @@ def run_size(size: int, memories: list[str], questions: list[str], rounds: int, 
             "rss": memory[name]["VmRSS"], "hwm": memory[name]["VmHWM"],
             "hits": statistics.mean(hits[name]),
         }
-        for name in ("agentmem", "mem0")
+        for name in ingest
     }
 
 
@@ -277,14 +282,17 @@ def main() -> int:
     parser.add_argument("--worker", choices=["agentmem", "mem0"], help=argparse.SUPPRESS)
     parser.add_argument("--data-dir", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--model-dir", help=argparse.SUPPRESS)
+    parser.add_argument("--agentmem-only", action="store_true", help="agentmem's worker alone (no mem0 venv)")
     args = parser.parse_args()
     if args.worker:
         serve_worker(args.worker, args.data_dir, args.model_dir)
         return 0
 
-    mem0_python = ensure_mem0_venv()
     memories = locomo_memories(args.data, max(args.sizes))
     questions = locomo_questions(args.data, args.questions)
+    if args.agentmem_only:
+        return agentmem_only(args, memories, questions)
+    mem0_python = ensure_mem0_venv()
     print(f"agentmem retrieve (handler, in-process) beside mem0 {MEM0_PINS[1][0].split('==')[1]} search "
           f"(qdrant local, sentence-transformers), {len(questions)} questions, topK {TOP_K}, each a cache miss; "
           f"{os.cpu_count()} cores\n")
@@ -301,6 +309,21 @@ def main() -> int:
               f"{a['ingest']:.0f} / {m['ingest']:.0f} ({a['ingest'] / m['ingest']:.2f}x) | "
               f"{a['rss']:.0f} / {m['rss']:.0f} ({a['hwm']:.0f} / {m['hwm']:.0f}) | "
               f"{a['hits']:.1f} / {m['hits']:.1f} | {load_before:.1f}-{os.getloadavg()[0]:.1f} "
+              f"({time.strftime('%H:%M UTC', time.gmtime())}) |", flush=True)
+    return 0
+
+
+def agentmem_only(args: argparse.Namespace, memories: list[str], questions: list[str]) -> int:
+    """agentmem's row alone: the same ingest chunks and question rounds, in a worker of its own."""
+    print(f"agentmem retrieve (handler, in-process), {len(questions)} questions, topK {TOP_K}, each a cache miss; "
+          f"{os.cpu_count()} cores; ingest as above (a run and a feedback per memory, then the indexing)\n")
+    print("| memories | p50 / p95 | CPU per query p50 | ingest/s | RSS MiB (peak) | results per query | load average |")
+    print("|---|---|---|---|---|---|---|", flush=True)
+    for size in args.sizes:
+        load_before = os.getloadavg()[0]
+        a = run_size(size, memories, questions, args.rounds, None)["agentmem"]
+        print(f"| {size:,} | {a['p50']:.1f} / {a['p95']:.1f} ms | {a['cpu']:.1f} ms | {a['ingest']:.0f} | "
+              f"{a['rss']:.0f} ({a['hwm']:.0f}) | {a['hits']:.1f} | {load_before:.1f}-{os.getloadavg()[0]:.1f} "
               f"({time.strftime('%H:%M UTC', time.gmtime())}) |", flush=True)
     return 0
 

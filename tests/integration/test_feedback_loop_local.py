@@ -129,6 +129,44 @@ def test_the_same_idempotency_key_gives_the_same_answer_and_one_memory(app, call
     assert status == 409 and error["error"]["code"] == "conflict"
 
 
+class CountingDetector:
+    """The real local detector, counting the texts it is shown."""
+
+    def __init__(self) -> None:
+        from agentmem.adapters.local.presidio_pii import LocalPiiDetector
+
+        self.inner = LocalPiiDetector()
+        self.texts: list[str] = []
+
+    def detect(self, text):
+        self.texts.append(text)
+        return self.inner.detect(text)
+
+
+def test_a_keyed_feedback_comment_is_masked_once_and_stored_as_an_unkeyed_one_is(tmp_path: Path, embedder):
+    detector = CountingDetector()
+    app = create_app(tmp_path, start_worker=False, ports={"embedder": embedder, "pii_detector": detector},
+                     enabled_agents=["auditor"])
+    call = LocalCaller(app)
+    comment = "Ask Maria Gonzalez before flagging 'trail magic'; she owns the brand voice."
+    try:
+        stored = []
+        for key in ("review-1", None):
+            run = {"input": AUDIT, "output": "FLAG: trail magic"}
+            run_id = call("POST", "/v1/agents/auditor/runs", run)[1]["runId"]
+            detector.texts.clear()
+            headers = {"Idempotency-Key": key} if key else None
+            status, receipt = call("POST", f"/v1/agents/auditor/runs/{run_id}/feedback",
+                                   {"rating": "down", "comment": comment}, headers)
+            assert status == 202
+            assert detector.texts == [comment]  # the raw comment, once; never its masked form again
+            memory = app.services.memory.store.get_memory(app.settings.tenant, "auditor", receipt["memoryId"])
+            stored.append(memory.comment)
+        assert stored[0] == stored[1] and "Maria" not in stored[0] and "{{PII_PERSON_" in stored[0]
+    finally:
+        app.close()
+
+
 def test_feedback_on_an_unknown_run_is_404_and_writes_nothing(app, call):
     status, error = call("POST", "/v1/agents/auditor/runs/run-unknown/feedback", {"rating": "down"})
     assert status == 404 and error["error"]["code"] == "not_found"

@@ -8,12 +8,6 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayRestResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.utilities.idempotency.exceptions import (
-    IdempotencyAlreadyInProgressError,
-    IdempotencyInconsistentStateError,
-    IdempotencyPersistenceLayerError,
-    IdempotencyValidationError,
-)
 
 from agentmem.domain.errors import (
     AgentMemError,
@@ -23,6 +17,7 @@ from agentmem.domain.errors import (
     InvalidInput,
     MemoryDisabled,
     NotFound,
+    StillInProgress,
     TooLarge,
 )
 
@@ -35,8 +30,6 @@ STATUS_BY_ERROR: dict[type[AgentMemError], int] = {
     TooLarge: 413,
     BackendUnavailable: 503,
 }
-# What a caller is told to wait when the same Idempotency-Key is still being processed.
-IN_PROGRESS_RETRY_AFTER_SECONDS = 1
 # Where pydantic puts a parameter, and the name the client knows it by.
 _LOCATION_PREFIXES = {"body", "path", "query", "header", "headers"}
 # pydantic's names for union branches (`literal['a','b']`, `constrained-float`, `function-after[...]`).
@@ -92,28 +85,9 @@ def register_error_handlers(app: APIGatewayRestResolver) -> None:
     @app.exception_handler(AgentMemError)
     def _domain(exc: AgentMemError) -> Response:
         status = next((s for cls, s in STATUS_BY_ERROR.items() if isinstance(exc, cls)), 500)
-        return error_response(status, exc.code, exc.message, exc.details)
-
-    # powertools' idempotency (api/idempotency.py) speaks in its own exceptions; the contract's codes here.
-    @app.exception_handler(IdempotencyValidationError)
-    def _key_reused(_: IdempotencyValidationError) -> Response:
-        return error_response(409, Conflict.code, "this Idempotency-Key was used with a different body")
-
-    @app.exception_handler(IdempotencyAlreadyInProgressError)
-    def _key_in_progress(_: IdempotencyAlreadyInProgressError) -> Response:
-        # Retry-After: the first request is still running; a retry then gets its answer (MemoryClient waits).
-        return error_response(
-            409,
-            Conflict.code,
-            "a request with this Idempotency-Key is still being processed; retry after the Retry-After seconds",
-            headers={"Retry-After": str(IN_PROGRESS_RETRY_AFTER_SECONDS)},
-        )
-
-    @app.exception_handler([IdempotencyPersistenceLayerError, IdempotencyInconsistentStateError])
-    def _idempotency_store_down(exc: Exception) -> Response:
-        return error_response(
-            503, BackendUnavailable.code, f"the idempotency store is unavailable ({type(exc).__name__}); retry"
-        )
+        # The first request with the key is still running; a retry then gets its answer (MemoryClient waits).
+        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, StillInProgress) else None
+        return error_response(status, exc.code, exc.message, exc.details, headers)
 
     @app.not_found
     def _not_found(_: Exception) -> Response:

@@ -9,7 +9,9 @@ and one memory, however often it is sent"):
   a retry is answered with the very body the first request got, without
   running the use case again; a request while the first is still running
   gets `IdempotencyAlreadyInProgressError`; the key reused with another body
-  gets `IdempotencyValidationError` (both 409, see api/errors.py).
+  gets `IdempotencyValidationError`. Both leave this module as domain errors
+  (`StillInProgress`, `Conflict`: 409, see api/errors.py), a store failure as
+  `BackendUnavailable` (503).
 
 A failed submission deletes its in-progress record (powertools does), so a
 client mistake never blocks the key. A replay whose lesson is still pending
@@ -29,29 +31,35 @@ Concurrent calls with one key: the first runs, the others get 409 with `Retry-Af
 
 Persistence: DynamoDB's layer on the tenant table in AWS (`dynamodb_store`),
 `SqliteIdempotencyStore` locally; both built lazily by the wiring.
+
+powertools' idempotency package imports boto3 (its DynamoDB layer) as it loads: about 20 MiB and
+50 ms that a request without a key never needs, so it is imported here on the first keyed request.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
-from aws_lambda_powertools.utilities.idempotency import (
-    BasePersistenceLayer,
-    IdempotencyConfig,
-    IdempotentHookFunction,
-    idempotent_function,
-)
-from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
-
-from agentmem.domain.errors import AgentMemError
+from agentmem.domain.errors import AgentMemError, BackendUnavailable, Conflict, StillInProgress
 from agentmem.domain.models import Rating
 from agentmem.service.memory import MemoryService
 
+if TYPE_CHECKING:
+    from aws_lambda_powertools.utilities.idempotency import (
+        BasePersistenceLayer,
+        IdempotencyConfig,
+        IdempotentHookFunction,
+    )
+    from aws_lambda_powertools.utilities.idempotency.persistence.datarecord import DataRecord
+
 log = logging.getLogger(__name__)
 EXPIRES_AFTER_SECONDS = 24 * 60 * 60
+# What a caller is told to wait when the same Idempotency-Key is still being processed.
+IN_PROGRESS_RETRY_AFTER_SECONDS = 1
 # Record keys read `feedback#<sha256 of tenant, agent, run and Idempotency-Key>`.
 FEEDBACK_KEY_PREFIX = "feedback"
 # What identifies a submission, and what must be the same when its key is sent again.
@@ -106,6 +114,8 @@ def turns_config(lambda_context: Any = None, expires_after_seconds: int = EXPIRE
 def _config(
     key_fields: str, lambda_context: Any, expires_after_seconds: int, response_hook: IdempotentHookFunction | None
 ) -> IdempotencyConfig:
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
     return IdempotencyConfig(
         event_key_jmespath=key_fields,
         payload_validation_jmespath=FEEDBACK_PAYLOAD_FIELDS,
@@ -123,7 +133,7 @@ def submit_feedback_once(
     agent_id: str,
     run_id: str,
     rating: Rating,
-    comment: str | None,
+    masked_comment: str | None,
     idempotency_key: str,
     *,
     lambda_context: Any = None,
@@ -131,19 +141,23 @@ def submit_feedback_once(
 ) -> dict[str, str]:
     """The answer body of a feedback submission carrying an Idempotency-Key: the first one's, every time.
 
-    `on_created` runs only when this call stored a new feedback (not on a replay).
+    `masked_comment` is the comment as `MemoryService.mask_comment` masked it: powertools hashes it,
+    and it is stored as given. `on_created` runs only when this call stored a new feedback (not on a replay).
     """
-    submission = feedback_submission(memory.tenant, agent_id, run_id, idempotency_key, rating, comment)
-    _configure_once(persistence)
-    # A config per call: the Lambda context is the invocation's, and the local server runs requests in threads.
-    submit = idempotent_function(
-        _submit,
-        data_keyword_argument="submission",
-        persistence_store=persistence,
-        config=feedback_config(lambda_context, response_hook=_republish_pending(memory, submission)),
-        key_prefix=FEEDBACK_KEY_PREFIX,
-    )
-    answer: dict[str, str] = submit(submission=submission, memory=memory, on_created=on_created)
+    from aws_lambda_powertools.utilities.idempotency import idempotent_function
+
+    submission = feedback_submission(memory.tenant, agent_id, run_id, idempotency_key, rating, masked_comment)
+    with contract_errors():
+        _configure_once(persistence)
+        # A config per call: the Lambda context is the invocation's, and the local server runs requests in threads.
+        submit = idempotent_function(
+            _submit,
+            data_keyword_argument="submission",
+            persistence_store=persistence,
+            config=feedback_config(lambda_context, response_hook=_republish_pending(memory, submission)),
+            key_prefix=FEEDBACK_KEY_PREFIX,
+        )
+        answer: dict[str, str] = submit(submission=submission, memory=memory, on_created=on_created)
     return answer
 
 
@@ -191,17 +205,20 @@ def append_turns_once(
 
     `append` stores the turns and returns the answer body; it runs only for the first call with the key.
     """
+    from aws_lambda_powertools.utilities.idempotency import idempotent_function
+
     submission = {"tenant": tenant, "userId": user_id, "threadId": thread_id,
                   "idempotencyKey": idempotency_key, "body": turns}
-    _configure_once(persistence, turns_config(), TURNS_KEY_PREFIX)
-    run = idempotent_function(
-        _append,
-        data_keyword_argument="submission",
-        persistence_store=persistence,
-        config=turns_config(lambda_context),
-        key_prefix=TURNS_KEY_PREFIX,
-    )
-    answer: dict[str, Any] = run(submission=submission, append=append)
+    with contract_errors():
+        _configure_once(persistence, turns_config(), TURNS_KEY_PREFIX)
+        run = idempotent_function(
+            _append,
+            data_keyword_argument="submission",
+            persistence_store=persistence,
+            config=turns_config(lambda_context),
+            key_prefix=TURNS_KEY_PREFIX,
+        )
+        answer: dict[str, Any] = run(submission=submission, append=append)
     return answer
 
 
@@ -217,10 +234,36 @@ def forget_turn_appends(
     A retry with one of these keys then appends its turns again (they are gone), instead of answering
     with turns that no longer exist.
     """
-    _configure_once(persistence, turns_config(), TURNS_KEY_PREFIX)
-    for key in idempotency_keys:
-        submission = {"tenant": tenant, "userId": user_id, "threadId": thread_id, "idempotencyKey": key}
-        persistence.delete_record(data=submission, exception=TurnsDeleted())
+    with contract_errors():
+        _configure_once(persistence, turns_config(), TURNS_KEY_PREFIX)
+        for key in idempotency_keys:
+            submission = {"tenant": tenant, "userId": user_id, "threadId": thread_id, "idempotencyKey": key}
+            persistence.delete_record(data=submission, exception=TurnsDeleted())
+
+
+@contextmanager
+def contract_errors() -> Iterator[None]:
+    """powertools' idempotency exceptions as the domain errors the contract maps (api/errors.py)."""
+    from aws_lambda_powertools.utilities.idempotency.exceptions import (
+        IdempotencyAlreadyInProgressError,
+        IdempotencyInconsistentStateError,
+        IdempotencyPersistenceLayerError,
+        IdempotencyValidationError,
+    )
+
+    try:
+        yield
+    except IdempotencyValidationError as exc:
+        raise Conflict("this Idempotency-Key was used with a different body") from exc
+    except IdempotencyAlreadyInProgressError as exc:
+        raise StillInProgress(
+            "a request with this Idempotency-Key is still being processed; retry after the Retry-After seconds",
+            retry_after=IN_PROGRESS_RETRY_AFTER_SECONDS,
+        ) from exc
+    except (IdempotencyPersistenceLayerError, IdempotencyInconsistentStateError) as exc:
+        raise BackendUnavailable(
+            "idempotency", f"the idempotency store is unavailable ({type(exc).__name__}); retry"
+        ) from exc
 
 
 class TurnsDeleted(Exception):
@@ -259,6 +302,7 @@ def _submit(
         submission["rating"],
         submission["comment"],
         submission["idempotencyKey"],
+        masked=True,  # the handler masked the comment before powertools hashed it
     )
     if receipt.created and on_created is not None:
         on_created()

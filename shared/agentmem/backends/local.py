@@ -60,6 +60,9 @@ class LocalBackend:
     def pii_detector(self) -> PiiDetector:
         """Validated structured identifiers plus Presidio over the pinned spaCy pipeline (names, places,
         organisations), the pipeline loaded once per process on first use."""
+        from agentmem.adapters.local.spacy_import import import_spacy
+
+        import_spacy()  # before Presidio imports it: spaCy's command line is left to load on first use
         from agentmem.adapters.local.presidio_pii import LocalPiiDetector
 
         return LocalPiiDetector()

@@ -64,9 +64,11 @@ def serve(host: str, port: int, data_dir: Path, log_level: str, verbose: bool) -
     quiet_third_parties(verbose)
     import signal
 
+    from agentmem.local.malloc_tuning import limit_arenas
     from agentmem.local.security import UnsafeBind
     from agentmem.local.server import create_app, make_http_server
 
+    limit_arenas()  # before any thread starts: each would otherwise keep freed memory in an arena of its own
     try:
         # The bind is checked before anything starts: no worker, no data file for a refused --host.
         app = create_app(data_dir.resolve(), host=host)

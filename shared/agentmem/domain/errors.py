@@ -40,6 +40,15 @@ class Conflict(AgentMemError):
     code = "conflict"
 
 
+class StillInProgress(Conflict):
+    """The first request with this Idempotency-Key is still running; sent again after `retry_after`
+    seconds, the request gets that first one's answer."""
+
+    def __init__(self, message: str, retry_after: int):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class TooLarge(AgentMemError):
     code = "too_large"
 

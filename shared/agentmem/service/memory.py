@@ -132,10 +132,8 @@ class MemoryService:
         self.store.set_run_output(self.tenant, agent_id, run_id, masked)
 
     def mask_comment(self, agent_id: str, run_id: str, comment: str | None) -> str | None:
-        """A feedback comment masked with the tokens of its run's subject (NotFound for an unknown run).
-
-        Masking it again in `submit_feedback` changes nothing: tokens already in a text are kept.
-        """
+        """A feedback comment masked with the tokens of its run's subject (NotFound for an unknown run),
+        for `submit_feedback(..., masked=True)`."""
         if not comment:
             return comment
         self.require_enabled(agent_id)
@@ -204,16 +202,21 @@ class MemoryService:
         rating: Rating,
         comment: str | None,
         idempotency_key: str | None = None,
+        *,
+        masked: bool = False,
     ) -> FeedbackReceipt:
         """Accept an editor's verdict: store it with its lesson, then ask for the lesson to be indexed.
 
-        With an idempotency key the feedback id is derived from it, so a retry
-        finds the stored feedback instead of writing a second memory.
+        The comment is masked first (`masked=True`: the caller masked it, with `mask_comment`). With an
+        idempotency key the feedback id is derived from it, so a retry finds the stored feedback
+        instead of writing a second memory.
         """
         self.require_enabled(agent_id)
         run = self.get_run(agent_id, run_id)
-        # The comment gets the run's tokens: the same value as in the run is the same token.
-        if comment:
+        # The comment gets the run's tokens: the same value as in the run is the same token. Masked once:
+        # a second detection pass over a masked comment (a keyed request's, ~6 ms) would store what an
+        # unkeyed request does not.
+        if comment and not masked:
             comment = self.mask(agent_id, run.user_id, [comment])[0]
         # Of the masked comment: tokens are stable per subject, so a retry hashes the same.
         request_hash = _hash(json.dumps([rating, comment or ""]))

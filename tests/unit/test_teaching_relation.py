@@ -1,0 +1,69 @@
+"""The teaching relation answers every pair as the rules do on the whole cosine product, in any order asked."""
+
+from __future__ import annotations
+
+import numpy as np
+from agentmem.domain.models import Memory
+from agentmem.domain.teaching import disagree, same_teaching, teaching_terms
+from agentmem.ports.embedder import vector_bytes
+from agentmem.service.teaching_relation import teaching_relation
+
+DIMENSION = 8
+COMMENTS = [
+    "Do not flag 'trail magic': it is our idiom.",
+    "Don't flag 'trail magic', it's our idiom.",
+    "Flag 'trail magic' as a cliche.",
+    "Keep answers under 120 words.",
+    "Answers must stay under 120 words.",
+    "Never promise a delivery date.",
+]
+
+
+class NoModel:
+    """Every lesson here carries its comment vector: the relation must not ask for one."""
+
+    dimension = DIMENSION
+    model_id = "none"
+
+    def embed(self, texts):
+        raise AssertionError(f"embedded {len(texts)} texts")
+
+
+def lessons(seed: int) -> tuple[list[Memory], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    base = rng.standard_normal((3, DIMENSION)).astype(np.float32)
+    vectors = []
+    found = []
+    for number in range(40):
+        # Near-duplicates of three directions, so that many pairs pass TEACHING_COSINE and the terms decide.
+        vector = base[number % 3] + rng.normal(0, 0.4, DIMENSION).astype(np.float32)
+        vectors.append(vector)
+        comment = COMMENTS[number % len(COMMENTS)]
+        found.append(Memory("acme", "agent", f"m{number:02d}", "run", "fb", "up", comment, f"Editor: {comment}",
+                            1.0, 1_800_000_000.0 + number, comment_vector=vector_bytes(vector)))
+    return found, np.array(vectors, dtype=np.float32)
+
+
+def test_every_pair_relates_as_the_rules_say_on_the_whole_cosine_product_in_any_order_asked():
+    for seed in range(5):
+        found, vectors = lessons(seed)
+        unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        cosine = np.einsum("ij,kj->ik", unit, unit)
+        terms = [teaching_terms(m.comment or "") for m in found]
+        pairs = [(i, j) for i in range(len(found)) for j in range(len(found))]
+        np.random.default_rng(seed).shuffle(pairs)
+        relation = teaching_relation(NoModel(), found)
+        same_seen = 0
+        for i, j in pairs:
+            a, b = found[i].memory_id, found[j].memory_id
+            expected_same = same_teaching(terms[i], terms[j], float(cosine[i, j]))
+            assert relation.same(a, b) is expected_same, (a, b)
+            assert relation.disagree(a, b) is disagree(terms[i], terms[j], float(cosine[i, j])), (a, b)
+            same_seen += expected_same
+        assert same_seen > len(found)  # the rule, not only the cosine threshold, was exercised
+
+
+def test_a_lesson_outside_the_set_relates_to_nothing():
+    found, _ = lessons(0)
+    relation = teaching_relation(NoModel(), found)
+    assert not relation.same("m00", "unknown") and not relation.disagree("unknown", "m00")
