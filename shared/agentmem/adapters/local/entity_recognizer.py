@@ -26,16 +26,25 @@ checked to be identical on every text of pii-dev and LoCoMo-dev by ``scripts/che
 
 from __future__ import annotations
 
+import hashlib
+import logging
+import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+from agentmem.adapters.local.minilm_onnx import default_cache_dir
 
 if TYPE_CHECKING:
     import onnxruntime
     from spacy.tokens import Doc
 
+log = logging.getLogger(__name__)
+# Part of the cached graph's file name: raise it when `_dense_graph` builds a different graph.
+GRAPH_VERSION = "1"
 # thinc's LayerNorm adds this to the variance.
 _LAYER_NORM_EPSILON = 1e-8
 _WINDOW_PAD = 4  # thinc's with_array(pad=window_size * depth) around the window layers
@@ -269,10 +278,56 @@ def _dense_session(
     lower: tuple[np.ndarray, np.ndarray, np.ndarray],
     upper: tuple[np.ndarray, np.ndarray],
 ) -> onnxruntime.InferenceSession:
+    """The session of the dense layers' graph, read from the cache folder when it was built before.
+
+    The graph depends only on the weights, so its file is named by their SHA-256 (and `GRAPH_VERSION`).
+    Building it needs the `onnx` package (protobuf with it: 16 MiB of a server's memory); a server that
+    finds the file (`make` builds it at install, as it builds the MiniLM model) never imports it.
+    """
+    import onnxruntime
+
+    arrays = [static, *(a for m in maxouts for a in (m.weights, m.bias, m.gain, m.shift)), *linear, *lower, *upper]
+    digest = hashlib.sha256(GRAPH_VERSION.encode())
+    for array in arrays:
+        contiguous = np.ascontiguousarray(array)
+        digest.update(f"{contiguous.dtype}{contiguous.shape}".encode())
+        digest.update(contiguous.data)
+    path = default_cache_dir() / f"spacy-ner-dense-{digest.hexdigest()[:16]}.onnx"
+    try:
+        graph = path.read_bytes()
+    except OSError:
+        graph = _dense_graph(static, maxouts, linear, lower, upper)
+        _write_atomically(path, graph)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.enable_cpu_mem_arena = False
+    return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    """Keep `data` at `path` for the next process; a cache folder that cannot be written only costs a rebuild."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(f".{os.getpid()}.partial")
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    except OSError:
+        log.warning("the NER graph could not be cached in %s", path.parent)
+
+
+def _dense_graph(
+    static: np.ndarray,
+    maxouts: list[_Maxout],
+    linear: tuple[np.ndarray, np.ndarray],
+    lower: tuple[np.ndarray, np.ndarray, np.ndarray],
+    upper: tuple[np.ndarray, np.ndarray],
+) -> bytes:
     """One ONNX graph from the embedded words to the precomputed affine layer's table and every word's
     closed-state scores: static vectors' projection, the mixing maxout, the window layers, the linear
     layer, the precomputed affine layer, then (next word, padding, padding) + bias, maxout, upper layer."""
-    import onnxruntime
     from onnx import TensorProto, helper, numpy_helper
 
     nodes: list[Any] = []
@@ -347,13 +402,7 @@ def _dense_session(
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.inter_op_num_threads = 1
-    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.enable_cpu_mem_arena = False
-    return onnxruntime.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return model.SerializeToString()  # type: ignore[no-any-return]
 
 
 FACTORY = "agentmem_greedy_ner"
@@ -384,3 +433,4 @@ def use_greedy_recognizer(nlp: Any) -> bool:
     nlp.add_pipe(FACTORY, name="ner", after=SPACY_NER, config={"source": SPACY_NER})
     nlp.disable_pipe(SPACY_NER)
     return True
+

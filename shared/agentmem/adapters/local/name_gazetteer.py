@@ -6,7 +6,7 @@ Faker's maintainers compile from national statistics offices and similar public 
 Latin-script ones are kept (the English pipeline reads Latin script; the Japanese and Chinese
 providers' romanised names are included). They are read from the installed package on first use, in
 about half a second, and held as two sets of case-folded words (about 21,000 given names and 26,000
-surnames, a few MB); nothing is downloaded.
+surnames, a few MB; kept in the cache folder after, see ``word_cache``); nothing is downloaded.
 
 Words are compared Unicode-normalised (NFC, case-folded), and a word written with diacritics is also
 looked up without them, so "Ciarán", "ciarán" and "CIARÁN" are one key and "Adébáyọ̀" finds "Adebayo".
@@ -26,6 +26,9 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
+
+from agentmem.adapters.local.word_cache import WordLists, cached_word_lists
 
 RARE_BELOW = 3
 _lock = threading.Lock()
@@ -145,5 +148,16 @@ def shared_gazetteer() -> NameGazetteer:
         return _gazetteer
     with _lock:
         if _gazetteer is None:
-            _gazetteer = load_gazetteer()
+            _gazetteer = _cached_gazetteer()
         return _gazetteer
+
+
+def _cached_gazetteer() -> NameGazetteer:
+    """`load_gazetteer`'s sets, kept in the cache folder (`word_cache`): a server then never imports Faker."""
+
+    def derive() -> WordLists:
+        gazetteer = load_gazetteer()
+        return {"first": sorted(gazetteer.first), "last": sorted(gazetteer.last), "rare": sorted(gazetteer.rare)}
+
+    lists = cached_word_lists("name-gazetteer", [Path(__file__)], ("faker", "spacy"), derive)
+    return NameGazetteer(first=frozenset(lists["first"]), last=frozenset(lists["last"]), rare=frozenset(lists["rare"]))

@@ -20,6 +20,9 @@ import pkgutil
 import re
 import unicodedata
 from dataclasses import dataclass
+from pathlib import Path
+
+from agentmem.adapters.local.word_cache import WordLists, cached_word_lists
 
 _SKIPPED_LOCALES = frozenset({"en_MS"})
 _WORD = re.compile(r"[^\W\d_][\w.'’\-]*", re.UNICODE)
@@ -74,7 +77,24 @@ def _english() -> frozenset[str]:
 
 @functools.cache
 def street_words() -> StreetWords:
-    """Read every locale of ``faker.providers.address`` once."""
+    """The street words, derived by `derive_street_words` once and kept in the cache folder (`word_cache`)."""
+
+    def derive() -> WordLists:
+        words = derive_street_words()
+        return {"before": list(words.before), "after": list(words.after), "fused": list(words.fused),
+                "units": list(words.units)}
+
+    from agentmem.adapters.local import english_words
+    from agentmem.adapters.local.spacy_pipeline import default_model_dir
+
+    sources = [Path(__file__), Path(english_words.__file__), default_model_dir() / "meta.json"]
+    lists = cached_word_lists("street-words", sources, ("faker", "spacy"), derive)
+    return StreetWords(before=tuple(lists["before"]), after=tuple(lists["after"]), fused=tuple(lists["fused"]),
+                       units=tuple(lists["units"]))
+
+
+def derive_street_words() -> StreetWords:
+    """Read every locale of ``faker.providers.address``."""
     import faker.providers.address as address
 
     before: set[str] = set()
