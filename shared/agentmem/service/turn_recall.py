@@ -8,7 +8,11 @@ already: personal data reaches neither index. A turn's date and time (its `creat
 part of the indexed text, so "what did I do in May 2023" finds the turns of that month.
 
 `recall` runs the hybrid search for a retrieve's (masked) input with the query vector the retrieve
-already computed, and reads the hits' turns back from the transcript store.
+already computed, and reads the hits' turns back from the transcript store. It reads at least
+`prior_depth` of them (20), more than the `k` it answers, and re-ranks them with a prior on their
+length (`agentmem.domain.fusion.with_length_prior`): most short turns ("Wow, that's great!") state no
+fact. The prior needs each turn's words, which only the transcripts hold, so it is applied here,
+after the search, the same in every backend (one batched read of 20 turns instead of `k`).
 """
 
 from __future__ import annotations
@@ -20,12 +24,18 @@ from datetime import UTC, datetime
 
 import numpy as np
 
+from agentmem.domain.fusion import FusedHit, with_length_prior
 from agentmem.ports.transcripts import StoredTurn, TranscriptStore, encode_turn_cursor
 from agentmem.service.turn_search import ConversationTurn, HybridTurnRetriever
 
 log = logging.getLogger(__name__)
 TURN_ID_SEPARATOR = "#"
 INDEX_PAGE = 200
+# A turn's score is multiplied by 1 + LENGTH_PRIOR_WEIGHT x ln(1 + its words), over the search's best
+# `PRIOR_DEPTH` turns (or k, when more are asked for). Chosen by cross-validation over the development
+# conversations, held out in every fold (docs/locomo-recall.md).
+DEFAULT_LENGTH_PRIOR_WEIGHT = 0.3
+DEFAULT_PRIOR_DEPTH = 20
 
 
 @dataclass(frozen=True)
@@ -56,6 +66,12 @@ def parse_turn_item_id(item_id: str) -> tuple[str, int] | None:
     if not separator or not thread_id or not seq.isdigit():
         return None
     return thread_id, int(seq)
+
+
+def _key(hit: FusedHit) -> tuple[str, int]:
+    key = parse_turn_item_id(hit.item_id)
+    assert key is not None, "only hits with a turn id are kept"
+    return key
 
 
 def adjacent_turn_ids(item_id: str, span: int = 1) -> list[str]:
@@ -97,6 +113,12 @@ class TurnRecallService:
     tenant: str
     transcripts: TranscriptStore
     search: HybridTurnRetriever
+    length_prior_weight: float = DEFAULT_LENGTH_PRIOR_WEIGHT
+    prior_depth: int = DEFAULT_PRIOR_DEPTH
+
+    def __post_init__(self) -> None:
+        if self.length_prior_weight < 0 or self.prior_depth < 1:
+            raise ValueError("length_prior_weight must be >= 0 and prior_depth >= 1")
 
     def index_appended(self, user_id: str, thread_id: str, from_seq: int, to_seq: int) -> int:
         """Index turns `from_seq`..`to_seq` of a thread (idempotent: indexing again replaces them)."""
@@ -125,16 +147,20 @@ class TurnRecallService:
         """The user's `k` turns most relevant to `query`, best first, read from the transcripts."""
         if k <= 0 or not query.strip():
             return []
-        hits = self.search.search_with_vector(user_id, query, query_vector, k)
+        prior = self.length_prior_weight > 0
+        hits = self.search.search_with_vector(user_id, query, query_vector, max(k, self.prior_depth) if prior else k)
         keys = [key for key in (parse_turn_item_id(hit.item_id) for hit in hits) if key is not None]
-        score = {parse_turn_item_id(hit.item_id): hit.score for hit in hits}
-        stored = self.transcripts.get_turns(self.tenant, user_id, keys)
+        stored = {(t.thread_id, t.seq): t for t in self.transcripts.get_turns(self.tenant, user_id, keys)}
         if len(stored) < len(keys):
             # Indexed turns whose transcript is gone (an erase in progress): never shown.
             log.info("recalled turns not in the transcripts skipped", extra={"missing": len(keys) - len(stored)})
+        found = [hit for hit in hits if parse_turn_item_id(hit.item_id) in stored]
+        if prior:
+            words = {hit.item_id: len(stored[_key(hit)].content.split()) for hit in found}
+            found = with_length_prior(found, words, self.length_prior_weight)
         return [
-            RecalledTurn(t.thread_id, t.seq, t.role, t.content, score[(t.thread_id, t.seq)], t.created_at)
-            for t in stored
+            RecalledTurn(t.thread_id, t.seq, t.role, t.content, hit.score, t.created_at)
+            for hit, t in ((hit, stored[_key(hit)]) for hit in found[:k])
         ]
 
     def forget_thread_turns(self, tenant: str, user_id: str, thread_id: str, from_seq: int, to_seq: int) -> None:

@@ -57,7 +57,7 @@ DEFAULT_LEXICAL_WEIGHT = 0.5
 DEFAULT_NEIGHBOUR_WEIGHT = 0.5
 # How much of its session's score a turn adds (0: sessions do not count), and how many of the session's
 # best turns make that score. Chosen by cross-validation like the neighbours' weight.
-DEFAULT_SESSION_WEIGHT = 0.5
+DEFAULT_SESSION_WEIGHT = 1.0
 DEFAULT_SESSION_TOP = 2
 Adjacency = Callable[[str], Sequence[str]]
 """The ids of the turns said just before and after a turn (same session), from the turn's id."""
