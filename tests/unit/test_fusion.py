@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from agentmem.domain.fusion import (
     DEFAULT_RRF_K,
@@ -15,7 +13,7 @@ from agentmem.domain.fusion import (
     min_max_normalise,
     reciprocal_rank_fusion,
     with_group_context,
-    with_length_prior,
+    with_priors,
     with_neighbours,
 )
 from hypothesis import given
@@ -205,26 +203,19 @@ def test_the_session_step_scales_with_the_scores() -> None:
     assert [hit.score * 10 for hit in once] == pytest.approx([hit.score for hit in tenfold])
 
 
-# The turn's length
+# Priors
 
 
-def test_a_long_turn_rises_above_a_short_one_that_matched_a_little_better() -> None:
-    hits = [FusedHit("short", 1.0), FusedHit("long", 0.8)]
-    ranked = with_length_prior(hits, {"short": 3, "long": 40}, 0.3)
-    assert ids(ranked) == ["long", "short"]
-    assert ranked[0].score == pytest.approx(0.8 * (1 + 0.3 * math.log(41)))
+def test_a_prior_scales_each_score_and_re_ranks() -> None:
+    hits = [FusedHit("short", 1.0), FusedHit("long", 0.8), FusedHit("none", 0.0)]
+    ranked = with_priors(hits, {"short": 1.2, "long": 2.0, "none": 5.0})
+    assert ids(ranked) == ["long", "short", "none"]
+    assert ranked[0].score == pytest.approx(1.6)
+    assert ranked[-1].score == 0.0  # no match stays no match, whatever the prior
 
 
-def test_the_length_prior_keeps_a_zero_score_at_zero_and_a_much_better_match_first() -> None:
-    hits = [FusedHit("match", 1.0), FusedHit("long", 0.2), FusedHit("none", 0.0)]
-    ranked = with_length_prior(hits, {"match": 4, "long": 200, "none": 500}, 0.3)
-    assert ids(ranked) == ["match", "long", "none"]
-    assert ranked[-1].score == 0.0
-
-
-def test_weight_zero_or_unknown_lengths_change_nothing_and_a_negative_weight_is_refused() -> None:
+def test_an_item_without_a_prior_keeps_its_score_and_a_negative_factor_is_refused() -> None:
     hits = [FusedHit("a", 0.9), FusedHit("b", 0.5)]
-    assert with_length_prior(hits, {"a": 2, "b": 90}, 0.0) == hits
-    assert with_length_prior(hits, {}, 0.3) == hits
+    assert with_priors(hits, {}) == hits
     with pytest.raises(ValueError):
-        with_length_prior(hits, {}, -0.1)
+        with_priors(hits, {"a": -0.1})

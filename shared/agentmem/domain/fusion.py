@@ -14,7 +14,6 @@ reciprocal-rank fusion ignores scores altogether. Both are kept for comparison.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -191,17 +190,14 @@ def with_group_context(
     return _ranked({hit.item_id: hit.score + step * totals.get(group(hit.item_id), 0.0) for hit in hits})
 
 
-def with_length_prior(hits: Sequence[FusedHit], words: Mapping[str, int], weight: float) -> list[FusedHit]:
-    """`hits` re-ranked with each score multiplied by `1 + weight x ln(1 + words)`, a prior on the item's length.
 
-    `words[item_id]` is how many words the item holds; an item missing from it counts 0 words (its
-    score is kept). In a conversation most short turns ("Wow, that's great!") state no fact, so a
-    turn that matches a question as well as a longer one is less likely to answer it; the logarithm
-    keeps a long turn from winning by length alone. Scores are scaled, not shifted: an item with no
-    match stays at 0 whatever its length.
+def with_priors(hits: Sequence[FusedHit], factors: Mapping[str, float]) -> list[FusedHit]:
+    """`hits` re-ranked with each score multiplied by its item's prior factor (1 for an item without one).
+
+    A prior says how likely an item is to be relevant before any query (for a turn of a conversation:
+    `agentmem.domain.turn_prior`). Scores are scaled, not shifted: an item with no match stays at 0
+    whatever its prior. Ties keep the order of `hits`.
     """
-    if weight < 0:
-        raise ValueError("weight must be >= 0")
-    return _ranked({
-        hit.item_id: hit.score * (1.0 + weight * math.log1p(max(words.get(hit.item_id, 0), 0))) for hit in hits
-    })
+    if any(factor < 0 for factor in factors.values()):
+        raise ValueError("prior factors must be >= 0")
+    return _ranked({hit.item_id: hit.score * factors.get(hit.item_id, 1.0) for hit in hits})

@@ -1,4 +1,4 @@
-"""Recalled turns re-ranked by a prior on their length: real SQLite transcripts and the local BM25 index."""
+"""Recalled turns re-ranked by a prior on their text: real SQLite transcripts and the local BM25 index."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def _recall(tmp_path: Path, weight: float) -> TurnRecallService:
     # Keyword side alone, no neighbours or sessions: the order is BM25's, then the prior's.
     search = HybridTurnRetriever(TENANT, embedder=None, vectors=None, lexical=lexical, session_weight=0.0,
                                  neighbour_weight=0.0)
-    service = TurnRecallService(TENANT, transcripts, search, length_prior_weight=weight)
+    service = TurnRecallService(TENANT, transcripts, search, length_prior_weight=weight,
+                                question_prior_weight=weight)
     for thread in threads:
         service.index_appended(USER, thread, 1, 1)
     return service
