@@ -33,10 +33,10 @@ from agentmem.service.turn_search import ConversationTurn, HybridTurnRetriever
 log = logging.getLogger(__name__)
 TURN_ID_SEPARATOR = "#"
 INDEX_PAGE = 200
-# A turn's score is multiplied by `turn_prior` (1 + 0.3 ln(1 + words)) x (1 - 0.35 x the share of its
+# A turn's score is multiplied by `turn_prior` (1 + 0.2 ln(1 + words)) x (1 - 0.35 x the share of its
 # sentences that are questions), over the search's best `PRIOR_DEPTH` turns (or k, when more are asked
 # for). Chosen by cross-validation over the development conversations (docs/locomo-recall.md).
-DEFAULT_LENGTH_PRIOR_WEIGHT = 0.3
+DEFAULT_LENGTH_PRIOR_WEIGHT = 0.2
 DEFAULT_QUESTION_PRIOR_WEIGHT = 0.35
 DEFAULT_PRIOR_DEPTH = 20
 
