@@ -13,8 +13,8 @@ from agentmem.domain.fusion import (
     min_max_normalise,
     reciprocal_rank_fusion,
     with_group_context,
-    with_priors,
     with_neighbours,
+    with_priors,
 )
 from hypothesis import given
 from hypothesis import strategies as st
