@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from agentmem.domain.fusion import FusedHit, with_priors
+from agentmem.domain.fusion import with_priors
 from agentmem.domain.turn_prior import turn_prior
 from agentmem.ports.transcripts import StoredTurn, TranscriptStore, encode_turn_cursor
 from agentmem.service.turn_search import ConversationTurn, HybridTurnRetriever
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 TURN_ID_SEPARATOR = "#"
 INDEX_PAGE = 200
 # A turn's score is multiplied by `turn_prior` (1 + 0.2 ln(1 + words)) x (1 - 0.35 x the share of its
-# sentences that are questions), over the search's best `PRIOR_DEPTH` turns (or k, when more are asked
+# sentences that are questions), over the search's best `DEFAULT_PRIOR_DEPTH` turns (or k, when more are asked
 # for). Chosen by cross-validation over the development conversations (docs/locomo-recall.md).
 DEFAULT_LENGTH_PRIOR_WEIGHT = 0.2
 DEFAULT_QUESTION_PRIOR_WEIGHT = 0.35
@@ -69,12 +69,6 @@ def parse_turn_item_id(item_id: str) -> tuple[str, int] | None:
     if not separator or not thread_id or not seq.isdigit():
         return None
     return thread_id, int(seq)
-
-
-def _key(hit: FusedHit) -> tuple[str, int]:
-    key = parse_turn_item_id(hit.item_id)
-    assert key is not None, "only hits with a turn id are kept"
-    return key
 
 
 def adjacent_turn_ids(item_id: str, span: int = 1) -> list[str]:
@@ -153,22 +147,23 @@ class TurnRecallService:
             return []
         prior = self.length_prior_weight > 0 or self.question_prior_weight > 0
         hits = self.search.search_with_vector(user_id, query, query_vector, max(k, self.prior_depth) if prior else k)
-        keys = [key for key in (parse_turn_item_id(hit.item_id) for hit in hits) if key is not None]
-        stored = {(t.thread_id, t.seq): t for t in self.transcripts.get_turns(self.tenant, user_id, keys)}
-        if len(stored) < len(keys):
+        keyed = [(hit, key) for hit in hits if (key := parse_turn_item_id(hit.item_id)) is not None]
+        read = self.transcripts.get_turns(self.tenant, user_id, [key for _, key in keyed])
+        stored = {(t.thread_id, t.seq): t for t in read}
+        if len(stored) < len(keyed):
             # Indexed turns whose transcript is gone (an erase in progress): never shown.
-            log.info("recalled turns not in the transcripts skipped", extra={"missing": len(keys) - len(stored)})
-        found = [hit for hit in hits if parse_turn_item_id(hit.item_id) in stored]
+            log.info("recalled turns not in the transcripts skipped", extra={"missing": len(keyed) - len(stored)})
+        found = [(hit, stored[key]) for hit, key in keyed if key in stored]
         if prior:
+            turns = {hit.item_id: turn for hit, turn in found}
             factors = {
-                hit.item_id: turn_prior(stored[_key(hit)].content, length_weight=self.length_prior_weight,
-                                        question_weight=self.question_prior_weight)
-                for hit in found
+                item_id: turn_prior(turn.content, length_weight=self.length_prior_weight,
+                                    question_weight=self.question_prior_weight)
+                for item_id, turn in turns.items()
             }
-            found = with_priors(found, factors)
+            found = [(hit, turns[hit.item_id]) for hit in with_priors([hit for hit, _ in found], factors)]
         return [
-            RecalledTurn(t.thread_id, t.seq, t.role, t.content, hit.score, t.created_at)
-            for hit, t in ((hit, stored[_key(hit)]) for hit in found[:k])
+            RecalledTurn(t.thread_id, t.seq, t.role, t.content, hit.score, t.created_at) for hit, t in found[:k]
         ]
 
     def forget_thread_turns(self, tenant: str, user_id: str, thread_id: str, from_seq: int, to_seq: int) -> None:
