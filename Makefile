@@ -96,7 +96,7 @@ PII_FLOORS ?= \
   --min-precision AGE=0.97 --min-recall AGE=0.94 \
   --min-precision ZIP_CODE=0.95 --min-recall ZIP_CODE=0.50 \
   --min-precision overall=0.90 --min-recall overall=0.71
-LOCOMO_FLOORS ?= --min-recall-at 5=69 --min-recall-at 10=78.5 --min-recall-at 25=86 --min-recall-at 50=90
+LOCOMO_FLOORS ?= --min-recall-at 5=74.5 --min-recall-at 10=82 --min-recall-at 25=87 --min-recall-at 50=90
 .PHONY: eval
 eval: $(DEV_STAMP)
 	$(BIN)/agentmem eval pii $(EVAL_DATA)/pii-dev.json $(PII_FLOORS)

@@ -14,6 +14,7 @@ from agentmem.domain.fusion import (
     reciprocal_rank_fusion,
     with_group_context,
     with_neighbours,
+    with_priors,
 )
 from hypothesis import given
 from hypothesis import strategies as st
@@ -200,3 +201,21 @@ def test_the_session_step_scales_with_the_scores() -> None:
     once = with_group_context(hits, _session, 0.3)
     tenfold = with_group_context(scaled, _session, 0.3)
     assert [hit.score * 10 for hit in once] == pytest.approx([hit.score for hit in tenfold])
+
+
+# Priors
+
+
+def test_a_prior_scales_each_score_and_re_ranks() -> None:
+    hits = [FusedHit("short", 1.0), FusedHit("long", 0.8), FusedHit("none", 0.0)]
+    ranked = with_priors(hits, {"short": 1.2, "long": 2.0, "none": 5.0})
+    assert ids(ranked) == ["long", "short", "none"]
+    assert ranked[0].score == pytest.approx(1.6)
+    assert ranked[-1].score == 0.0  # no match stays no match, whatever the prior
+
+
+def test_an_item_without_a_prior_keeps_its_score_and_a_negative_factor_is_refused() -> None:
+    hits = [FusedHit("a", 0.9), FusedHit("b", 0.5)]
+    assert with_priors(hits, {}) == hits
+    with pytest.raises(ValueError):
+        with_priors(hits, {"a": -0.1})

@@ -188,3 +188,16 @@ def with_group_context(
         return _ranked({hit.item_id: hit.score for hit in hits})
     step = weight * max(max(scores) for scores in members.values()) / best
     return _ranked({hit.item_id: hit.score + step * totals.get(group(hit.item_id), 0.0) for hit in hits})
+
+
+
+def with_priors(hits: Sequence[FusedHit], factors: Mapping[str, float]) -> list[FusedHit]:
+    """`hits` re-ranked with each score multiplied by its item's prior factor (1 for an item without one).
+
+    A prior says how likely an item is to be relevant before any query (for a turn of a conversation:
+    `agentmem.domain.turn_prior`). Scores are scaled, not shifted: an item with no match stays at 0
+    whatever its prior. Ties keep the order of `hits`.
+    """
+    if any(factor < 0 for factor in factors.values()):
+        raise ValueError("prior factors must be >= 0")
+    return _ranked({hit.item_id: hit.score * factors.get(hit.item_id, 1.0) for hit in hits})

@@ -46,7 +46,12 @@ from agentmem.eval.locomo import (
     select_samples,
 )
 from agentmem.eval.locomo_api import AGENT, MAX_RECALL_K, MAX_TOKEN_BUDGET, _Api, _ingest, _percentile
-from agentmem.service.turn_recall import adjacent_turn_ids, turn_thread_id
+from agentmem.service.turn_recall import (
+    DEFAULT_LENGTH_PRIOR_WEIGHT,
+    DEFAULT_QUESTION_PRIOR_WEIGHT,
+    adjacent_turn_ids,
+    turn_thread_id,
+)
 from agentmem.service.turn_search import (
     DEFAULT_LEXICAL_WEIGHT,
     DEFAULT_NEIGHBOUR_WEIGHT,
@@ -76,6 +81,8 @@ class Variant:
     embed_kinds: bool = True
     session_weight: float = DEFAULT_SESSION_WEIGHT
     session_top: int = DEFAULT_SESSION_TOP
+    length_prior_weight: float = DEFAULT_LENGTH_PRIOR_WEIGHT
+    question_prior_weight: float = DEFAULT_QUESTION_PRIOR_WEIGHT
 
     @property
     def index_key(self) -> tuple[bool, bool, float, bool]:
@@ -106,8 +113,13 @@ class Variant:
 
 # The turn search as issue 22 found it: equal weights, no neighbours, the previous turn as keyword context,
 # tokens embedded as they are, no session scores.
-BASELINE = Variant("baseline", neighbour_weight=0.0, embed_kinds=False, session_weight=0.0)
+BASELINE = Variant("baseline", neighbour_weight=0.0, embed_kinds=False, session_weight=0.0, length_prior_weight=0.0,
+                   question_prior_weight=0.0)
 _NEIGHBOURS = replace(BASELINE, name="neighbours-0.5", neighbour_weight=0.5)
+# The search shipped after stage 5: neighbours, tokens embedded as kinds, the session's score at 0.5.
+_SESSIONS = replace(_NEIGHBOURS, name="kinds+sessions-0.5", embed_kinds=True, session_weight=0.5)
+# Stage 6's choice: a prior on the turn's length, the session's score at 1.0.
+_LENGTHS = replace(_SESSIONS, name="length-0.3+sessions-1.0", length_prior_weight=0.3, session_weight=1.0)
 # Stage 1: each lever alone against the baseline, at a few values. Stage 2: around the one that held
 # out in every fold (neighbours), and the others again on top of it.
 STAGES: Mapping[str, tuple[Variant, ...]] = {
@@ -167,6 +179,27 @@ STAGES: Mapping[str, tuple[Variant, ...]] = {
         replace(_NEIGHBOURS, name="kinds+sessions-0.5+top-1", embed_kinds=True, session_weight=0.5, session_top=1),
         replace(_NEIGHBOURS, name="kinds+sessions-1.0+top-1", embed_kinds=True, session_weight=1.0, session_top=1),
     ),
+    # Stage 6 (third round): a prior on the turn's length, over the shipped search, and the session weight
+    # again beside it (a scratch re-ranking of the candidates chose 1.0 with the prior).
+    "lengths": (
+        _SESSIONS,
+        replace(_SESSIONS, name="length-0.2", length_prior_weight=0.2),
+        replace(_SESSIONS, name="length-0.3", length_prior_weight=0.3),
+        replace(_SESSIONS, name="length-0.4", length_prior_weight=0.4),
+        replace(_SESSIONS, name="sessions-1.0", session_weight=1.0),
+        replace(_SESSIONS, name="length-0.2+sessions-1.0", length_prior_weight=0.2, session_weight=1.0),
+        replace(_SESSIONS, name="length-0.3+sessions-1.0", length_prior_weight=0.3, session_weight=1.0),
+        replace(_SESSIONS, name="length-0.4+sessions-1.0", length_prior_weight=0.4, session_weight=1.0),
+    ),
+    # Stage 7: over stage 6's choice (length 0.3, sessions 1.0), a prior against turns that ask rather than tell.
+    "questions": (
+        _LENGTHS,
+        replace(_LENGTHS, name="questions-0.2", question_prior_weight=0.2),
+        replace(_LENGTHS, name="questions-0.35", question_prior_weight=0.35),
+        replace(_LENGTHS, name="questions-0.5", question_prior_weight=0.5),
+        replace(_LENGTHS, name="length-0.2+questions-0.35", length_prior_weight=0.2, question_prior_weight=0.35),
+        replace(_LENGTHS, name="questions-0.35+sessions-0.5", question_prior_weight=0.35, session_weight=0.5),
+    ),
 }
 
 
@@ -225,6 +258,8 @@ def measure_variants(
                         variant_folder.mkdir()
                         indexes = built[variant.index_key] = variant.indexes(variant_folder)
                     recall.search = variant.retriever(app.settings.tenant, app.services.memory.embedder, indexes)
+                    recall.length_prior_weight = variant.length_prior_weight
+                    recall.question_prior_weight = variant.question_prior_weight
                     if fresh:
                         _reindex(recall, parsed, dialog_ids)
                     measured.recalls[variant.name], measured.latency_ms[variant.name] = _measure(

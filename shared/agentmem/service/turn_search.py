@@ -15,9 +15,10 @@ max-normalised scores (`agentmem.domain.fusion.fuse_max_normalised`), equal weig
 did not hold up under cross-validation), and the ranking barely depends on how many candidates
 were read. Then each candidate adds half its best neighbour's fused score (the turn just before or
 after it in its thread): an answer often spans two turns ("Did you go to the concert?" / "Yes,
-with my sister"), and the turn next to a strong match is often evidence too. Then each adds half its
+with my sister"), and the turn next to a strong match is often evidence too. Then each adds its
 session's share of the best score (its session's two best fused scores against the best session's):
-evidence is often several turns of one session. Personal-data tokens are embedded as their kind
+evidence is often several turns of one session. (The caller, `TurnRecallService`, then re-ranks the
+best 20 by a prior on each turn's text: `agentmem.domain.turn_prior`.) Personal-data tokens are embedded as their kind
 ("person"), in turns and queries: to MiniLM a token is noise of hash and counter. All three chosen by
 cross-validation over conversations (docs/locomo-recall.md), and held out in every fold.
 """
@@ -57,7 +58,7 @@ DEFAULT_LEXICAL_WEIGHT = 0.5
 DEFAULT_NEIGHBOUR_WEIGHT = 0.5
 # How much of its session's score a turn adds (0: sessions do not count), and how many of the session's
 # best turns make that score. Chosen by cross-validation like the neighbours' weight.
-DEFAULT_SESSION_WEIGHT = 0.5
+DEFAULT_SESSION_WEIGHT = 1.0
 DEFAULT_SESSION_TOP = 2
 Adjacency = Callable[[str], Sequence[str]]
 """The ids of the turns said just before and after a turn (same session), from the turn's id."""
