@@ -13,6 +13,7 @@ recognizer with context words, or an enhancer of another kind, it calls `analyze
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ class RequestedAnalysis:
         self._analyzer = analyzer
         self._language = language
         self._entities = list(entities)
+        self.registered = len(analyzer.registry.recognizers)
         self._recognizers = analyzer.registry.get_recognizers(
             language=language, entities=self._entities, all_fields=False
         )
@@ -48,6 +50,10 @@ class RequestedAnalysis:
                 for recognizer in self._recognizers
             )
         )
+
+    @property
+    def analyzer(self) -> AnalyzerEngine:
+        return self._analyzer
 
     @property
     def trimmed(self) -> bool:
@@ -85,3 +91,18 @@ class RequestedAnalysis:
         for result in kept:
             result.analysis_explanation = None
         return list(kept)
+
+
+_by_request: dict[tuple[int, str, tuple[str, ...]], RequestedAnalysis] = {}
+_by_request_lock = threading.Lock()
+
+
+def requested_analysis(analyzer: AnalyzerEngine, language: str, entities: Sequence[str]) -> RequestedAnalysis:
+    """The process's `RequestedAnalysis` of `analyzer` for this language and entity list, built once."""
+    key = (id(analyzer), language, tuple(entities))
+    found = _by_request.get(key)
+    # Built again if a recognizer was added to the registry since (`analyze` reads it on every call).
+    if found is None or found.analyzer is not analyzer or found.registered != len(analyzer.registry.recognizers):
+        with _by_request_lock:
+            found = _by_request[key] = RequestedAnalysis(analyzer, language, entities)
+    return found
