@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from agentmem.domain.lessons import (
     MAX_LISTED_MEMBERS,
     Candidate,
@@ -17,6 +14,8 @@ from agentmem.domain.lessons import (
     rank_lessons,
 )
 from agentmem.domain.models import Memory
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 DAY = 86_400.0
 NOW = 1_800_000_000.0
@@ -177,8 +176,9 @@ def _group_lessons_by_every_pair(ranked_lessons, disagree, top_k):
         if id(members) in overruled_by:
             continue
         beaten = [(loser, overruled_by[id(loser)]) for loser in candidates if overruled_by.get(id(loser)) is members[0]]
-        groups.append(LessonGroup(members[0], tuple(members), tuple(m for loser, _ in beaten for m in loser),
-                                  tuple((m.memory.memory_id, w.memory.memory_id) for loser, w in beaten for m in loser)))
+        overruled = tuple(m for loser, _ in beaten for m in loser)
+        conflicts = tuple((m.memory.memory_id, w.memory.memory_id) for loser, w in beaten for m in loser)
+        groups.append(LessonGroup(members[0], tuple(members), overruled, conflicts))
     groups.sort(key=lambda g: (-g.lesson.score, -g.lesson.memory.created_at, g.lesson.memory.memory_id))
     return groups[:top_k]
 

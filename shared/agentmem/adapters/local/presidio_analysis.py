@@ -31,7 +31,7 @@ class RequestedAnalysis:
         self._analyzer = analyzer
         self._language = language
         self._entities = list(entities)
-        self.registered = len(analyzer.registry.recognizers)
+        self.registered = _registered(analyzer)
         self._recognizers = analyzer.registry.get_recognizers(
             language=language, entities=self._entities, all_fields=False
         )
@@ -78,7 +78,7 @@ class RequestedAnalysis:
                 if not result.recognition_metadata:
                     result.recognition_metadata = {}
                 result.recognition_metadata.setdefault(identifier, recognizer.id)
-                result.recognition_metadata.setdefault(name_key, recognizer.name)
+                result.recognition_metadata.setdefault(name_key, recognizer.name)  # type: ignore[has-type]
             results.extend(found or ())
         # The enhancer's regrouping: each recognizer's results in recognizer order (a result naming no
         # recognizer of the list is dropped, as there).
@@ -89,7 +89,7 @@ class RequestedAnalysis:
         kept = self._remove_low_scores(by_recognizer, None, self._recognizers)
         kept = self._remove_duplicates(kept)
         for result in kept:
-            result.analysis_explanation = None
+            result.analysis_explanation = None  # type: ignore[assignment]
         return list(kept)
 
 
@@ -102,7 +102,11 @@ def requested_analysis(analyzer: AnalyzerEngine, language: str, entities: Sequen
     key = (id(analyzer), language, tuple(entities))
     found = _by_request.get(key)
     # Built again if a recognizer was added to the registry since (`analyze` reads it on every call).
-    if found is None or found.analyzer is not analyzer or found.registered != len(analyzer.registry.recognizers):
+    if found is None or found.analyzer is not analyzer or found.registered != _registered(analyzer):
         with _by_request_lock:
             found = _by_request[key] = RequestedAnalysis(analyzer, language, entities)
     return found
+
+
+def _registered(analyzer: AnalyzerEngine) -> int:
+    return len(list(analyzer.registry.recognizers))
