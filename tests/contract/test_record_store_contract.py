@@ -305,6 +305,21 @@ def test_get_memories_returns_those_that_exist(record_store: Any) -> None:
     assert record_store.get_memories("acme", "agent-a", []) == []
 
 
+def test_get_memories_reads_every_field_back_as_the_listing_does(record_store: Any) -> None:
+    memory = add_memories(record_store, 1)[0]
+    vector = bytes(range(16))
+    record_store.update_memory("acme", "agent-a", memory.memory_id, importance=1.5, status="indexed",
+                               comment_vector=vector, group_id="mem-elsewhere")
+    record_store.record_injections("acme", "agent-a", [memory.memory_id])
+    [got] = record_store.get_memories("acme", "agent-a", [memory.memory_id])
+    assert got == record_store.list_memories("acme", "agent-a", limit=5).items[0]
+    assert (got.memory_id, got.run_id, got.feedback_id, got.rating, got.comment, got.digest) == (
+        memory.memory_id, memory.run_id, memory.feedback_id, memory.rating, memory.comment, memory.digest)
+    assert (got.importance, got.status, got.injected_count, got.comment_vector, got.group_id) == (
+        1.5, "indexed", 1, vector, "mem-elsewhere")
+    assert (got.created_at, got.subject) == (memory.created_at, memory.subject)
+
+
 def test_listing_is_newest_first_and_pages_cover_every_memory_exactly_once(record_store: Any) -> None:
     memories = add_memories(record_store, 7)
     seen: list[str] = []

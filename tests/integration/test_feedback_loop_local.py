@@ -655,3 +655,31 @@ def test_the_indexer_keeps_each_comments_vector_so_a_retrieve_asks_the_model_onl
     answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})[1]
     assert any(f"(given by {len(AGREEING)} editors)" in message["content"] for message in answer["messages"])
     assert asked == [SIMILAR]  # the comments' vectors came from the store, cached or not
+
+
+@pytest.mark.parametrize(("second_rating", "compared"), [("down", False), ("up", True)])
+def test_lessons_are_compared_for_conflicts_only_when_both_ratings_are_among_the_candidates(
+    app, call, embedder, tmp_path, second_rating, compared
+):
+    # Two lessons on the same run input, their comment vectors not kept (lessons indexed before they were):
+    # telling a conflict apart would embed their comments on the request.
+    run_with_feedback(call, app, comment=COMMENT, rating="down")
+    run_with_feedback(call, app, comment="Flag every idiom, brand idioms included.", rating=second_rating)
+    app.worker.drain()
+    with sqlite3.connect(tmp_path / "agentmem.db") as conn:
+        conn.execute("UPDATE memories SET comment_vector = NULL")
+    embedded: list[str] = []
+    original = embedder.inner.embed
+
+    def recording(texts):
+        embedded.extend(texts)
+        return original(texts)
+
+    embedder.inner.embed = recording
+    try:
+        status, answer = call("POST", "/v1/agents/auditor/retrieve", {"input": SIMILAR})
+    finally:
+        del embedder.inner.embed
+    assert status == 200 and len(answer["lessons"]) >= 1
+    assert embedded[0] == SIMILAR
+    assert (len(embedded) > 1) is compared

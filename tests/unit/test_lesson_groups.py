@@ -14,6 +14,8 @@ from agentmem.domain.lessons import (
     rank_lessons,
 )
 from agentmem.domain.models import Memory
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 DAY = 86_400.0
 NOW = 1_800_000_000.0
@@ -150,3 +152,50 @@ def test_the_wall_marks_both_lessons_of_a_conflict_and_which_one_is_overruled():
     places = place_lessons([old_up, new_down], same_of({frozenset(("old", "new"))}))
     assert places["new"].conflicts_with == ("old",) and places["new"].overruled_by is None
     assert places["old"].conflicts_with == ("new",) and places["old"].overruled_by == "new"
+
+
+def _group_lessons_by_every_pair(ranked_lessons, disagree, top_k):
+    """The rule as first written (every group against every other, newest first): the reference."""
+    by_key: dict[str, list] = {}
+    for s in ranked_lessons:
+        by_key.setdefault(s.memory.group_id or s.memory.memory_id, []).append(s)
+    candidates = list(by_key.values())
+    newest_first = sorted(candidates, key=lambda g: (-max(m.memory.created_at for m in g), g[0].memory.memory_id))
+    overruled_by: dict[int, object] = {}
+    for winner in newest_first:
+        if id(winner) in overruled_by:
+            continue
+        for older in newest_first:
+            if (older is not winner and id(older) not in overruled_by
+                    and older[0].memory.rating != winner[0].memory.rating
+                    and max(m.memory.created_at for m in older) <= max(m.memory.created_at for m in winner)
+                    and disagree(winner[0].memory.memory_id, older[0].memory.memory_id)):
+                overruled_by[id(older)] = winner[0]
+    groups = []
+    for members in candidates:
+        if id(members) in overruled_by:
+            continue
+        beaten = [(loser, overruled_by[id(loser)]) for loser in candidates if overruled_by.get(id(loser)) is members[0]]
+        overruled = tuple(m for loser, _ in beaten for m in loser)
+        conflicts = tuple((m.memory.memory_id, w.memory.memory_id) for loser, w in beaten for m in loser)
+        groups.append(LessonGroup(members[0], tuple(members), overruled, conflicts))
+    groups.sort(key=lambda g: (-g.lesson.score, -g.lesson.memory.created_at, g.lesson.memory.memory_id))
+    return groups[:top_k]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 5), st.sampled_from(["up", "down"]), st.integers(0, 2),
+                       st.sampled_from([0.4, 0.6, 0.8])), min_size=0, max_size=16),
+    st.sets(st.tuples(st.integers(0, 15), st.integers(0, 15)), max_size=80),
+    st.integers(1, 8),
+)
+def test_grouping_and_conflicts_are_those_of_every_pair_compared(rows, disagreeing, top_k):
+    # Ties in age and score on purpose: the order of the comparisons must not change who overrules whom.
+    lessons = [(lesson(f"m{i}", rating=rating, age_days=float(age),
+                       group=f"m{group}" if group < i else None), similarity)
+               for i, (group, rating, age, similarity) in enumerate(rows)]
+    pairs = {frozenset((f"m{a}", f"m{b}")) for a, b in disagreeing if a != b}
+    ranked_lessons = ranked(*lessons)
+    assert group_lessons(ranked_lessons, same_of(pairs), top_k=top_k) == \
+        _group_lessons_by_every_pair(ranked_lessons, same_of(pairs), top_k)

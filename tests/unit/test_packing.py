@@ -392,3 +392,30 @@ def test_packing_never_exceeds_the_budget_and_keeps_a_suffix_of_history(
         assert (
             packed.tokens + message_tokens(next_older, COUNTER) + (3 if not packed.messages else 0) > budget
         )
+
+
+class _RecordingCounter:
+    """The real counter, recording every text it is asked to count."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter = counter
+        self.counted: list[str] = []
+
+    def count(self, text: str) -> int:
+        self.counted.append(text)
+        return self.counter.count(text)
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        return self.counter.truncate(text, max_tokens)
+
+
+def test_packing_counts_each_distinct_text_once_and_its_total_is_still_exact(counter):
+    recording = _RecordingCounter(counter)
+    packed = pack_context(
+        budget=2000, lessons=LESSON_TEXTS, examples=["[L1] Output: ok | Input: hi", None], profile=PROFILE,
+        facts=["Likes tea", "Lives in Leeds"], recalled=[RecalledLine("t1", 3, "user: I moved to Leeds")],
+        history=turns(counter, ["hello", "hi there"]), current_thread="t2", counter=recording,
+    )
+    assert len(recording.counted) == len(set(recording.counted))
+    assert packed.tokens == count_messages(packed.messages, counter)
+    assert packed.kept_lesson_count == 2 and packed.kept_fact_count == 2 and packed.kept_recalled == [0]

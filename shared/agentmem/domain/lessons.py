@@ -206,28 +206,39 @@ def group_lessons(ranked: Sequence[ScoredLesson], disagree: LessonPair, *, top_k
     by_key: dict[str, list[ScoredLesson]] = {}
     for s in ranked:
         by_key.setdefault(group_key(s.memory), []).append(s)
-    candidates = [members for members in by_key.values()]
-    newest_first = sorted(
-        candidates, key=lambda g: (-max(m.memory.created_at for m in g), g[0].memory.memory_id)
-    )
+    candidates = list(by_key.values())
+    newest = {id(g): max(m.memory.created_at for m in g) for g in candidates}
+    newest_first = sorted(candidates, key=lambda g: (-newest[id(g)], g[0].memory.memory_id))
+    # Only groups of opposite ratings can conflict, so a winner is compared with those alone: linear in
+    # the candidates where they all share a rating, not quadratic (a retrieve groups ~40 of them).
+    by_rating: dict[str, list[list[ScoredLesson]]] = {}
+    for g in newest_first:
+        by_rating.setdefault(g[0].memory.rating, []).append(g)
     overruled_by: dict[int, ScoredLesson] = {}  # id(group list) -> the winning group's lesson
     for winner in newest_first:
         if id(winner) in overruled_by:
             continue
-        for older in newest_first:
-            if (
-                older is not winner
-                and id(older) not in overruled_by
-                and older[0].memory.rating != winner[0].memory.rating
-                and max(m.memory.created_at for m in older) <= max(m.memory.created_at for m in winner)
-                and disagree(winner[0].memory.memory_id, older[0].memory.memory_id)
-            ):
-                overruled_by[id(older)] = winner[0]
+        rating = winner[0].memory.rating
+        for other_rating, others in by_rating.items():
+            if other_rating == rating:
+                continue
+            for older in others:
+                if (
+                    id(older) not in overruled_by
+                    and newest[id(older)] <= newest[id(winner)]
+                    and disagree(winner[0].memory.memory_id, older[0].memory.memory_id)
+                ):
+                    overruled_by[id(older)] = winner[0]
+    losers_of: dict[int, list[list[ScoredLesson]]] = {}  # id(winning lesson) -> its losers, in candidate order
+    for loser in candidates:
+        won = overruled_by.get(id(loser))
+        if won is not None:
+            losers_of.setdefault(id(won), []).append(loser)
     groups = []
     for members in candidates:
         if id(members) in overruled_by:
             continue
-        beaten = [(loser, overruled_by[id(loser)]) for loser in candidates if overruled_by.get(id(loser)) is members[0]]
+        beaten = [(loser, overruled_by[id(loser)]) for loser in losers_of.get(id(members[0]), ())]
         overruled = tuple(m for loser, _ in beaten for m in loser)
         conflicts = tuple((m.memory.memory_id, w.memory.memory_id) for loser, w in beaten for m in loser)
         groups.append(LessonGroup(members[0], tuple(members), overruled, conflicts))

@@ -27,7 +27,7 @@ from agentmem.domain.pii import agent_subject
 from agentmem.domain.timestamps import iso_utc
 from agentmem.ports.vectors import VectorQuery
 from agentmem.service.memory import MemoryService
-from agentmem.service.teaching_relation import teaching_relation
+from agentmem.service.teaching_relation import TeachingRelation, teaching_relation
 from agentmem.service.turn_recall import RecalledTurn, recalled_line
 from agentmem.tokens import get_token_counter
 
@@ -181,9 +181,17 @@ class RetrievalService:
             top_k=len(records),
             now=now,
         )
-        # Groups were given at indexing; the same relation tells conflicts apart (as on the wall).
-        relation = teaching_relation(self.memory.embedder, [s.memory for s in ranked])
-        return group_lessons(ranked, relation.disagree, top_k=top_k)
+        # Groups were given at indexing; the same relation tells conflicts apart (as on the wall). It is
+        # built when grouping first asks, i.e. only when lessons of both ratings are among the candidates:
+        # it decodes ~40 comment vectors and their cosines, and most retrieves have one rating alone.
+        relation: list[TeachingRelation] = []
+
+        def disagree(a: str, b: str) -> bool:
+            if not relation:
+                relation.append(teaching_relation(self.memory.embedder, [s.memory for s in ranked]))
+            return relation[0].disagree(a, b)
+
+        return group_lessons(ranked, disagree, top_k=top_k)
 
 
 def _group_text(group: LessonGroup) -> str:

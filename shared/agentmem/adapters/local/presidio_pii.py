@@ -39,6 +39,7 @@ from agentmem.adapters.local import (
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import shared_gazetteer
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
+from agentmem.adapters.local.presidio_analysis import requested_analysis
 from agentmem.adapters.local.spacy_pipeline import shared_pipeline
 from agentmem.adapters.local.thing_names import DEMONYM
 from agentmem.adapters.local.word_case import case_ratio
@@ -155,8 +156,9 @@ class PresidioPiiDetector:
         if not text.strip():
             return []
         analyzer = shared_analyzer()
+        analysis = requested_analysis(analyzer, _LANGUAGE, self._requested)
         with _analyze_lock:
-            results = analyzer.analyze(text=text, language=_LANGUAGE, entities=self._requested)
+            results = analysis(text)
         # spaCy's organisations, reported or not: a maker before a model's name ("Chrysler Pacifica").
         makers = [
             (result.start, result.end) for result in results

