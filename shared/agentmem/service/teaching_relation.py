@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agentmem.domain.embedded_text import lesson_embedded_text
 from agentmem.domain.lessons import LessonPair, comparison_text, editor_words
 from agentmem.domain.models import Memory
 from agentmem.domain.teaching import TEACHING_COSINE, TeachingTerms, disagree, same_teaching, teaching_terms
@@ -37,7 +38,8 @@ def teaching_relation(embedder: Embedder, lessons: Sequence[Memory]) -> Teaching
     missing = [i for i, vector in enumerate(stored) if vector is None]
     vectors = np.empty((len(commented), embedder.dimension), dtype=np.float32)
     if missing:
-        vectors[missing] = embedder.embed([comparison_text(commented[i].digest) for i in missing])
+        vectors[missing] = embedder.embed([lesson_embedded_text(comparison_text(commented[i].digest))
+                                          for i in missing])
     for i, vector in enumerate(stored):
         if vector is not None:
             vectors[i] = vector
