@@ -89,7 +89,7 @@ def test_reindex_replaces_vectors_of_the_old_rendering_with_the_new(app: LocalAp
 
 
 def test_retrieve_searches_lessons_with_its_input_rendered_as_the_lessons_are(app: LocalApp, minilm: Any) -> None:
-    memory_id, digest = _one_lesson(app)
+    memory_id, _ = _one_lesson(app)
     answer = LocalCaller(app)("POST", f"/v1/agents/{AGENT}/retrieve", {"input": INPUT, "topK": 5})[1]
     found = {lesson["memoryId"]: lesson["similarity"] for lesson in answer["lessons"]}
     # The run stored the input as masked: that text, rendered, is what was searched with.
