@@ -39,6 +39,7 @@ def main() -> int:
     from agentmem.local.server import create_app
 
     found = {k: 0 for k in KS}
+    by_agent: dict[str, dict[int, int]] = {}  # per conversation: hits at each k, and (key 0) evidence lessons
     wanted = 0
     questions = 0
     started = time.perf_counter()
@@ -87,13 +88,18 @@ def main() -> int:
                             groups.append(lesson["groupId"])
                         listed[lesson["memoryId"]] = len(groups)
                     for k in KS:
-                        found[k] += sum(1 for memory_id in evidence if listed.get(memory_id, k + 1) <= k)
+                        hits = sum(1 for memory_id in evidence if listed.get(memory_id, k + 1) <= k)
+                        found[k] += hits
+                        by_agent.setdefault(agent, {n: 0 for n in (*KS, 0)})[k] += hits
+                    by_agent[agent][0] += len(evidence)
         finally:
             app.close()
     elapsed = time.perf_counter() - started
     recall = " / ".join(f"{100 * found[k] / wanted:.1f}" for k in KS)
     print(f"{questions} questions, {wanted} evidence lessons, {len(agents)} agents, threshold {threshold:.2f}; "
           f"R@{' / R@'.join(str(k) for k in KS)} (groups): {recall}; {elapsed:.0f} s, load {os.getloadavg()[0]:.1f}")
+    for agent, tally in by_agent.items():
+        print(f"  {agent}: " + " / ".join(f"{100 * tally[k] / tally[0]:.1f}" for k in KS) + f" ({tally[0]} evidence)")
     return 0
 
 
