@@ -1,6 +1,7 @@
 """Measure where all-MiniLM-L6-v2 cosine similarity separates related from unrelated text, on LoCoMo.
 
     .venv/bin/python scripts/measure_threshold.py [--data ../shared/eval/locomo-dev.json] [--reject 0.95]
+    .venv/bin/python scripts/measure_threshold.py --masked [--render kinds|tokens]  # as lessons are stored
 
 Pairs scored (every text embedded with the project's own MiniLMEmbedder):
 - related: (question, each turn its `evidence` names), QA categories 1-4;
@@ -83,6 +84,25 @@ def lightly_edited(text: str, rng: random.Random) -> str:
     return edited + rng.choice(["", ".", "?", " please", "!"])
 
 
+def masked_texts(texts: Sequence[str], render: str) -> dict[str, str]:
+    """Each text masked as agentmem stores it (the local detector, one agent's subject for all, so a
+    value is the same token everywhere), then rendered as the embedder is given it."""
+    import tempfile
+
+    from agentmem.domain.embedded_text import lesson_embedded_text
+    from agentmem.local.server import create_app
+
+    with tempfile.TemporaryDirectory(prefix="measure-threshold-") as folder:
+        app = create_app(Path(folder), start_worker=False)
+        try:
+            masked = [text for start in range(0, len(texts), 50)
+                      for text in app.services.conversations.mask_texts("_agent:measure", texts[start:start + 50])]
+        finally:
+            app.close()
+    shown = [lesson_embedded_text(text) for text in masked] if render == "kinds" else masked
+    return dict(zip(texts, shown, strict=True))
+
+
 def _cosines(embedder: MiniLMEmbedder, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
     left = embedder.embed([a for a, _ in pairs])
     right = embedder.embed([b for _, b in pairs])
@@ -101,6 +121,10 @@ def main() -> None:
     parser.add_argument("--near-duplicates", type=int, default=1000)
     parser.add_argument("--reject", type=float, default=0.95, help="share of unrelated pairs to reject")
     parser.add_argument("--seed", type=int, default=20240601)
+    parser.add_argument("--masked", action="store_true",
+                        help="mask every text first, as a stored lesson and a retrieve input are (the local detector)")
+    parser.add_argument("--render", choices=["kinds", "tokens"], default="kinds",
+                        help="with --masked: tokens read as their kind (what agentmem embeds) or as stored")
     args = parser.parse_args()
 
     rng = random.Random(args.seed)
@@ -128,6 +152,13 @@ def main() -> None:
         (turn, lightly_edited(turn, rng)) for turn in rng.sample(all_turns, min(args.near_duplicates, len(all_turns)))
     ]
 
+    if args.masked:
+        groups = {"related": related, "adversarial": adversarial_pairs, "same": same_conversation,
+                  "unrelated": unrelated, "near": near_duplicates}
+        rendered = masked_texts(sorted({t for pairs in groups.values() for pair in pairs for t in pair}), args.render)
+        related, adversarial_pairs, same_conversation, unrelated, near_duplicates = (
+            [(rendered[a], rendered[b]) for a, b in pairs] for pairs in groups.values())
+
     embedder = MiniLMEmbedder(cache_size=100_000)
     started = time.perf_counter()
     scores = {
@@ -148,7 +179,8 @@ def main() -> None:
     ]
     interval = np.percentile(resampled, [2.5, 97.5])
 
-    print(f"model {MODEL_ID}; data {args.data.name}; {len(answerable)} answerable questions;")
+    masking = f"masked, tokens rendered as {args.render}" if args.masked else "as written (not masked)"
+    print(f"model {MODEL_ID}; data {args.data.name}; {len(answerable)} answerable questions; texts {masking};")
     print(f"seed {args.seed}; {embedder.texts_encoded} distinct texts embedded in {elapsed:.1f} s\n")
     header = " | ".join(f"p{p}" for p in PERCENTILES)
     print(f"| pairs | n | mean | {header} |")

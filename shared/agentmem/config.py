@@ -32,11 +32,11 @@ DEFAULT_DATA_DIR = Path(".agentmem")
 LOCAL_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 # Measured defaults per embedding model: see docs/eligibility-threshold.md (scripts/measure_threshold.py).
 DEFAULT_ELIGIBILITY_THRESHOLDS: dict[str, float] = {
-    LOCAL_EMBEDDING_MODEL: 0.30,
+    LOCAL_EMBEDDING_MODEL: 0.35,
 }
 # Titan Text Embeddings v2 could not be measured here (no Bedrock access): until a tenant measures
 # it with the same script, the MiniLM value stands in; set eligibilityThreshold in the tenant settings.
-FALLBACK_ELIGIBILITY_THRESHOLD = 0.30
+FALLBACK_ELIGIBILITY_THRESHOLD = 0.35
 
 
 class ConfigError(ValueError):

@@ -25,3 +25,16 @@ def _kind(match: re.Match[str]) -> str:
 def tokens_as_kinds(text: str) -> str:
     """`text` with each personal-data token replaced by its kind in lower case ("person", "email address")."""
     return TOKEN_PATTERN.sub(_kind, text)
+
+
+def lesson_embedded_text(text: str) -> str:
+    """What MiniLM is given for a lesson's digest or comment, and for a `retrieve` input searched against them.
+
+    Tokens read as their kind, as for turns: `{{PII_PERSON_e8374884_42}}` is 15 word pieces to the model
+    and "person" is one, so a lesson full of names costs less to embed (8.4-9.1 -> 5.1-5.3 ms of CPU per
+    lesson on LoCoMo's memories, docs/speed.md) and its vector says what it is about, not whose hash it
+    carries (with the hash, unrelated lessons of one subject looked alike: docs/eligibility-threshold.md).
+    Both sides of the lesson search must be rendered alike: a lesson indexed before this rendering needs
+    `agentmem reindex`.
+    """
+    return tokens_as_kinds(text)

@@ -7,19 +7,21 @@ Two fixtures, both written for agentmem and shipped in the repository:
 - scripts/data/duplicate_lessons.json: 36 lessons in 12 topics, written earlier for the old cosine
   threshold and never used to tune this rule: two lessons of a topic are a paraphrase, two of
   different topics are distinct.
-Each comment is embedded by the embedder given (MiniLM in the product), exactly as the indexer does.
+Each comment is embedded by the embedder given (MiniLM in the product), exactly as the indexer does;
+`masked_pairs` masks them first, as the product stores them (scripts/measure_lesson_grouping.py --masked).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from agentmem.domain.embedded_text import lesson_embedded_text
 from agentmem.domain.teaching import disagree, same_teaching, teaching_terms
 from agentmem.ports.embedder import Embedder
 
@@ -55,10 +57,13 @@ def load_pairs(pairs_file: Path = PAIRS, topics_file: Path = TOPICS) -> list[Pai
     return found
 
 
-def measure(embedder: Embedder, pairs: Sequence[Pair]) -> list[Row]:
-    """Merged and conflicting pairs by fixture and kind."""
+def measure(
+    embedder: Embedder, pairs: Sequence[Pair], render: Callable[[str], str] = lesson_embedded_text
+) -> list[Row]:
+    """Merged and conflicting pairs by fixture and kind; each comment embedded as `render` gives it (the
+    indexer's rendering: personal-data tokens read as their kind)."""
     texts = sorted({p.a for p in pairs} | {p.b for p in pairs})
-    vectors = np.asarray(embedder.embed(texts), dtype=np.float64)
+    vectors = np.asarray(embedder.embed([render(t) for t in texts]), dtype=np.float64)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     row = {t: i for i, t in enumerate(texts)}
     terms = {t: teaching_terms(t) for t in texts}
@@ -79,3 +84,10 @@ def table(rows: Sequence[Row]) -> str:
         lines.append(f"| {r.source} | {r.kind} | {r.pairs} | {r.merged} ({100 * r.merged / r.pairs:.0f}%) | "
                      f"{r.conflicts} ({100 * r.conflicts / r.pairs:.0f}%) |")
     return "\n".join(lines)
+
+
+def masked_pairs(pairs: Sequence[Pair], mask: Callable[[list[str]], list[str]]) -> list[Pair]:
+    """The same pairs with each comment masked by `mask` (texts in, masked texts out, in order)."""
+    texts = sorted({p.a for p in pairs} | {p.b for p in pairs})
+    masked = dict(zip(texts, mask(texts), strict=True))
+    return [Pair(p.source, p.kind, masked[p.a], masked[p.b]) for p in pairs]

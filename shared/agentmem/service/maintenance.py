@@ -6,8 +6,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agentmem.domain.errors import InvalidInput
+from agentmem.domain.errors import InvalidInput, NotFound
 from agentmem.domain.models import Feedback, Memory, Run
+from agentmem.ports.embedder import vector_bytes
 from agentmem.ports.vectors import VectorItem
 from agentmem.service.conversations import ConversationService
 from agentmem.service.memory import MemoryService
@@ -111,16 +112,23 @@ def _index_batch(
 ) -> int:
     if not batch:
         return 0
-    vectors = memory.embedder.embed([m.digest for m in batch])
+    # Both vectors again, as the indexer makes them (a change of model or of rendering moves both; a
+    # comment vector left from before would be compared with new ones by the grouping).
+    vectors, comment_vectors = memory.lesson_vectors([m.digest for m in batch])
     memory.vectors.upsert(
         [
             VectorItem(memory.tenant, "lesson", agent_id, m.memory_id, v, m.created_at)
             for m, v in zip(batch, vectors, strict=True)
         ]
     )
-    for m in batch:
+    for m, comment_vector in zip(batch, comment_vectors, strict=True):
+        changes: dict[str, Any] = {"comment_vector": vector_bytes(comment_vector)}
         if m.status == "pending":
-            memory.store.update_memory(memory.tenant, agent_id, m.memory_id, status="indexed")
+            changes["status"] = "indexed"
+        try:
+            memory.store.update_memory(memory.tenant, agent_id, m.memory_id, **changes)
+        except NotFound:
+            continue  # deleted meanwhile; its record says so, and retrieval drops it by the record
     if progress:
         progress(len(batch))
     return len(batch)

@@ -15,7 +15,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+import numpy as np
+
 from agentmem.config import Settings
+from agentmem.domain.embedded_text import lesson_embedded_text
 from agentmem.domain.errors import BackendUnavailable, Conflict, MemoryDisabled, NotFound
 from agentmem.domain.lessons import (
     SECONDS_PER_DAY,
@@ -322,9 +325,7 @@ class MemoryService:
                 todo.append((position, memory))
         if not todo:
             return outcomes
-        digests = [memory.digest for _, memory in todo]
-        embedded = self.embedder.embed(digests + [comparison_text(digest) for digest in digests])
-        vectors, comment_vectors = embedded[: len(todo)], embedded[len(todo) :]
+        vectors, comment_vectors = self.lesson_vectors([memory.digest for _, memory in todo])
         self.vectors.upsert([
             VectorItem(self.tenant, "lesson", memory.agent_id, memory.memory_id, vector, memory.created_at)
             for (_, memory), vector in zip(todo, vectors, strict=True)
@@ -343,6 +344,13 @@ class MemoryService:
                 self.vectors.delete(self.tenant, "lesson", memory.agent_id, [memory.memory_id])
                 outcomes[position] = "deleted"
         return outcomes
+
+    def lesson_vectors(self, digests: Sequence[str]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Each digest's vector (what `retrieve` searches) and its comment vector (what grouping compares),
+        from one embedder call, tokens read as their kind (`lesson_embedded_text`)."""
+        embedded = self.embedder.embed([lesson_embedded_text(d) for d in digests]
+                                       + [lesson_embedded_text(comparison_text(d)) for d in digests])
+        return list(embedded[: len(digests)]), list(embedded[len(digests) :])
 
     def _groups(self, lessons: Sequence[Memory]) -> dict[str, str]:
         """The group each of `lessons` (with their comment vectors) joins, oldest first (`assign_group`).

@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from agentmem.domain.embedded_text import lesson_embedded_text
 from agentmem.domain.errors import BackendUnavailable
 from agentmem.domain.lessons import (
     SECONDS_PER_DAY,
@@ -87,21 +88,29 @@ class RetrievalService:
         settings = self.memory.settings
         enabled = self.memory.is_enabled(agent_id)
         degraded: list[str] = []
-        query_vector: np.ndarray | None = None
         groups: list[LessonGroup] = []
 
         # Personal data never reaches the embedder or the run record: tokens of the run's subject
         # (the user, or the agent's own subject without one) stand in for it.
         input_text = self.memory.mask(agent_id, user_id, [input_text])[0]
-        needs_vector = enabled or (user_id is not None and self.users is not None)
-        if needs_vector:
+        needs_user = user_id is not None and self.users is not None
+        # Lessons are embedded with their tokens read as kinds (`lesson_embedded_text`), so the input
+        # searched against them is too; the user's memory gets the input as masked. Without a token the
+        # two texts are one, embedded once; with one, each is embedded alone (int8 MiniLM quantises a
+        # batch as a whole, so a batch of two would move the user side's vector).
+        lesson_query = lesson_embedded_text(input_text) if enabled else None
+        wanted = dict.fromkeys(t for t in (lesson_query, input_text if needs_user else None) if t is not None)
+        vectors: dict[str, np.ndarray] = {}
+        try:
+            for text in wanted:
+                vectors[text] = self.memory.embedder.embed([text])[0]
+        except BackendUnavailable as exc:
+            degraded.append(exc.part)
+        query_vector = vectors.get(input_text)
+        lesson_vector = vectors.get(lesson_query) if lesson_query is not None else None
+        if enabled and lesson_vector is not None:
             try:
-                query_vector = self.memory.embedder.embed([input_text])[0]
-            except BackendUnavailable as exc:
-                degraded.append(exc.part)
-        if enabled and query_vector is not None:
-            try:
-                groups = self._lessons(agent_id, query_vector, top_k or settings.top_k)
+                groups = self._lessons(agent_id, lesson_vector, top_k or settings.top_k)
             except BackendUnavailable as exc:
                 degraded.append(exc.part)
 

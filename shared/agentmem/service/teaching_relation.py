@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from agentmem.domain.embedded_text import lesson_embedded_text
 from agentmem.domain.lessons import LessonPair, comparison_text, editor_words
 from agentmem.domain.models import Memory
 from agentmem.domain.teaching import TEACHING_COSINE, TeachingTerms, disagree, same_teaching, teaching_terms
-from agentmem.ports.embedder import Embedder, vector_from_bytes
+from agentmem.ports.embedder import Embedder
 
 _NEVER: LessonPair = lambda a, b: False  # noqa: E731
 
@@ -33,14 +34,19 @@ def teaching_relation(embedder: Embedder, lessons: Sequence[Memory]) -> Teaching
     commented = [m for m in lessons if words[m.memory_id]]
     if len(commented) < 2:
         return TeachingRelation(_NEVER, _NEVER)
-    stored = [vector_from_bytes(m.comment_vector, embedder.dimension) if m.comment_vector else None for m in commented]
-    missing = [i for i, vector in enumerate(stored) if vector is None]
-    vectors = np.empty((len(commented), embedder.dimension), dtype=np.float32)
+    dimension = embedder.dimension
+    # The stored comment vectors decoded in one buffer, not one array each: the indexer decodes its whole
+    # 500-lesson window every batch (vector_from_bytes' format: little-endian float32 of `dimension`).
+    stored = [i for i, m in enumerate(commented) if m.comment_vector and len(m.comment_vector) == 4 * dimension]
+    kept = set(stored)
+    missing = [i for i in range(len(commented)) if i not in kept]
+    vectors = np.empty((len(commented), dimension), dtype=np.float32)
     if missing:
-        vectors[missing] = embedder.embed([comparison_text(commented[i].digest) for i in missing])
-    for i, vector in enumerate(stored):
-        if vector is not None:
-            vectors[i] = vector
+        vectors[missing] = embedder.embed([lesson_embedded_text(comparison_text(commented[i].digest))
+                                          for i in missing])
+    if stored:
+        blob = b"".join(commented[i].comment_vector or b"" for i in stored)
+        vectors[stored] = np.frombuffer(blob, dtype="<f4").reshape(len(stored), dimension)
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     unit = vectors / np.where(norms == 0, 1.0, norms)
     cosine = _CosineRows(unit)
