@@ -6,7 +6,9 @@ of an editor's comment as organisations), so locally organisations are found by 
 - capitalised words ending in a legal form or a business word: "Civic Impulse LLC", "Pixia Corp.",
   "Smith Ltd.", "Abt Associates", "Loveland Technologies", "Allstate Insurance Group";
 - surnames joined as a firm's name: "Marshall, Hernandez and Simpson", "Jones, Smith & Davis";
-- a capitalised name after "work(ed) for", "used to work for", "employed by".
+- a capitalised name after "work(ed) for", "used to work for", "employed by"; when none of its words is
+  a given name of the gazetteer, it wins over spaCy's person for the same words ("I work for Thinknum");
+- a name whose address is given: "The address of Solarlist is ..." (not "of Maria", a given name).
 
 A firm's name made of surnames would otherwise be read as people; as an organisation it is masked
 all the same, with its own type.
@@ -42,6 +44,21 @@ def build_recognizers() -> list[PatternRecognizer]:
     import regex
     from presidio_analyzer import Pattern, PatternRecognizer
 
+    class _NamedByItsRole(PatternRecognizer):  # type: ignore[misc]
+        def invalidate_result(self, pattern_text: str) -> bool:
+            """A given name among the words ("I work for Maria Garcia") leaves them to the person rules."""
+            gazetteer = shared_gazetteer()
+            return any(gazetteer.is_first(word) for word in regex.split(r"[\s]+", pattern_text) if word)
+
+    # Scored above spaCy's 0.85 so that, for the same words, the organisation wins over spaCy's person.
+    by_role = [
+        Pattern(
+            "works for, no given name",
+            rf"(?<=\b(?i:work(?:s|ed)?|working)[ \t]+for[ \t]+)(?:{_CAP})(?:[ \t]+{_CAP}){{0,3}}",
+            0.9,
+        ),
+        Pattern("address of", rf"(?<=\b(?i:the)[ \t]+address[ \t]+of[ \t]+)(?:{_CAP})(?:[ \t]+{_CAP}){{0,3}}(?=[ \t]+is\b)", 0.9),
+    ]
     patterns = [
         Pattern("legal form", rf"(?<![\p{{L}}\d])(?:{_NAMES})[ \t]*,?[ \t]+(?:{_LEGAL_FORMS})(?![\p{{L}}\d])", 0.9),
         Pattern("business word", rf"(?<![\p{{L}}\d])(?:{_NAMES})[ \t]+(?:{_BUSINESS_WORDS})\b", 0.7),
@@ -70,6 +87,12 @@ def build_recognizers() -> list[PatternRecognizer]:
             supported_entity=ORGANIZATION,
             name="FirmOfSurnamesRecognizer",
             patterns=[firm],
+            global_regex_flags=regex.MULTILINE,
+        ),
+        _NamedByItsRole(
+            supported_entity=ORGANIZATION,
+            name="OrganizationByRoleRecognizer",
+            patterns=by_role,
             global_regex_flags=regex.MULTILINE,
         ),
     ]

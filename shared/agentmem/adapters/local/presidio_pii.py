@@ -32,6 +32,7 @@ from agentmem.adapters.local import (
     noun_phrases,
     organization_names,
     person_names,
+    place_names,
     postal_code,
     street_address,
     thing_names,
@@ -165,6 +166,7 @@ class PresidioPiiDetector:
         ]
         # The ends of spaCy's nationalities: a dish's name may follow one ("Greek alice springs chicken").
         nationality_ends = [result.end for result in results if result.entity_type == NRP]
+        street_ends = [result.end for result in results if result.entity_type == STREET_ADDRESS]
         spans = []
         for result in results:
             if result.score < self.min_score:
@@ -205,11 +207,19 @@ class PresidioPiiDetector:
                 or (result.entity_type == PERSON and thing_names.a_thing_of_a_nationality(text, start, end))
                 or (text[start:end].islower() and noun_phrases.within_a_dish_name(text, start, nationality_ends))
                 or (recognizer == _SPACY_RECOGNIZER and _common_lower_case_word(text, start, end, result.entity_type))
+                or (recognizer == _SPACY_RECOGNIZER and result.entity_type == PERSON
+                    and thing_names.a_common_word(text[start:end]))
                 or _a_lone_lower_case_word(text, start, end)
             ):
                 continue
+            entity_type = result.entity_type
+            if (
+                entity_type == PERSON and recognizer == _SPACY_RECOGNIZER
+                and place_names.reads_as_a_place(text, start, end, street_ends)
+            ):
+                entity_type = LOCATION  # "flew to Coles": masked all the same, as the place it is
             if start < end:
-                spans.append(PiiSpan(result.entity_type, start, end, text[start:end], result.score))
+                spans.append(PiiSpan(entity_type, start, end, text[start:end], result.score))
         return resolve_overlaps(spans)
 
 

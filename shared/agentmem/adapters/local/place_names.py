@@ -1,0 +1,42 @@
+"""When one word spaCy calls a person is a place: where the sentence goes to, or the city after a street.
+
+spaCy's news-trained model reads an unfamiliar town as a person ("Mrs. Schwarz flew to Coles", "The
+Princess Royal arrived at Lendava", "I am in Akureyri for a business trip", "lives at 92597 Jahu 80,
+Liiva"). Such a word is still personal data; what these rules change is its type, so that it is masked as
+a LOCATION, as Presidio's labels have it. A given name of the gazetteer stays a person ("said Maslin to
+Antonio", "went to Maria's"), and so does a word after a verb that is no movement ("gave it to Coles").
+"""
+
+from __future__ import annotations
+
+import re
+
+from agentmem.adapters.local.name_gazetteer import shared_gazetteer
+
+# A verb of going, arriving or staying, an optional adverb, and a preposition of place just before the word.
+_GOING_TO = re.compile(
+    r"\b(?i:fl[eo]w|flown|fly(?:ing)?|travel(?:l?ed|l?ing|s)?|went|go(?:es|ing)?|gone|move[sd]?|moving"
+    r"|arrive[sd]?|arriving|drove|driv(?:e|es|ing|en)|return(?:s|ed|ing)?|land(?:s|ed|ing)?|relocated"
+    r"|head(?:s|ed|ing)|stay(?:s|ed|ing)?|live[sd]?|living|based|born|am|are|was|were|trip|holiday|vacation)"
+    r"(?:[ \t]+(?i:back|out|over|down|up|home|here|there|today|yesterday))?"
+    r"[ \t]+(?i:to|in|at|from|into|near|via)[ \t]+$"
+)
+# The street's line ends and the city follows: "92597 Jahu 80, Liiva", "Hauptstr. 5\nBerlin".
+_AFTER_A_STREET = re.compile(r"[ \t]*(?:,[ \t]*|\n[ \t]*)")
+_ONE_WORD = re.compile(r"[^\W\d_][^\W\d_'’\-]*(?:[\-'’][^\W\d_]+)*")
+
+
+def reads_as_a_place(text: str, start: int, end: int, street_ends: list[int]) -> bool:
+    """True when the one word ``text[start:end]`` that spaCy called a person is a place: after a verb of going
+    or staying and a preposition ("flew to Coles", "arrived at Lendava"), or right after a street address,
+    past its comma or line break ("lives at 92597 Jahu 80, Liiva"). A given name of the gazetteer is not."""
+    value = text[start:end]
+    if _ONE_WORD.fullmatch(value) is None or not value[:1].isupper() or shared_gazetteer().is_first(value):
+        return False
+    if _GOING_TO.search(text, max(0, start - 40), start) is not None:
+        return True
+    return any(
+        street_end <= start and (separator := _AFTER_A_STREET.fullmatch(text, street_end, start)) is not None
+        and separator.group() != ""
+        for street_end in street_ends
+    )
