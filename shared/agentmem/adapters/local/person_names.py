@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import NameGazetteer, fold, ordinary_words, shared_gazetteer
+from agentmem.adapters.local.word_case import usually_lower_case
 
 if TYPE_CHECKING:
     from presidio_analyzer import EntityRecognizer, RecognizerResult
@@ -60,6 +61,28 @@ _WORD = re.compile(rf"{_LETTER}+(?:['’\-]{_LETTER}+)*(?:(?<=\b[^\W\d_])\.)?")
 _LIST = re.compile(r"\b[^\W\d_]+(?:,[ \t]+[^\W\d_]+)+,?[ \t]+and[ \t]+[^\W\d_]+\b")
 # A preposition of place just before a word: "arrived at", "flew to", "in", "from".
 _PLACE_BEFORE = re.compile(r"\b(?:in|at|to|from|near|via|towards?)[ \t]+$", re.IGNORECASE)
+# ... unless a verb of speaking, or one and its subject, comes before it: "said Maslin to Antonio",
+# "shouted at Tiffany", "talked to Vsevolod": the word spoken to is someone.
+_SPOKEN_TO = re.compile(
+    r"\b(?i:said|says|say|shout(?:s|ed)?|yell(?:s|ed)?|scream(?:s|ed)?|whisper(?:s|ed)?|spoke|speak(?:s|ing)?"
+    r"|talk(?:s|ed|ing)?|wrote|write|writes|repl(?:y|ies|ied)|explain(?:s|ed)|wave[sd]?|smile[sd]?|nod(?:s|ded)"
+    r"|laugh(?:s|ed)|stare[sd]?|look(?:s|ed)|turn(?:s|ed)|point(?:s|ed)|complain(?:s|ed)|apologi[sz]e[sd]?)"
+    r"(?:[ \t]+[^\W\d_][\w'’\-]*)?[ \t]+(?i:to|at)[ \t]+$"
+)
+# A work after "the" and the words that name its author: "the Sokolov novel", "the Ronner song".
+_WORKS = (
+    r"novels?|books?|songs?|films?|movies?|albums?|versions?|recordings?|paintings?|plays?|operas?|poems?"
+    r"|symphon(?:y|ies)|biograph(?:y|ies)|memoirs?|stor(?:y|ies)|essays?|cover|remix|translation|adaptation"
+)
+_AUTHOR_OF_A_WORK = re.compile(
+    rf"\b(?i:the)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*)(?=[ \t]+(?:{_WORKS})\b)"
+)
+# A name called at the start of a sentence, before a question or a request: "Kuba, can I please speak to
+# your boss?", "Ilse, would you ...".
+_CALLED_BY_NAME = re.compile(
+    rf"(?:^|(?<=[.!?\n] )|(?<=[.!?\n]))({_LETTER}+(?:['’\-]{_LETTER}+)*),[ \t]+(?=(?i:can|could|would|will|shall|please|do|did"
+    r"|are|have|thanks|thank|you|your|let's|let|i'm|we're|how|what|where|when|why|is)\b)"
+)
 _POSSESSIVE = re.compile(r"['’]s$")
 # Lower-case words inside a name: "Willemine ten Pas", "Ludwig van Beethoven", "Maria da Silva".
 _PARTICLES = frozenset(
@@ -96,6 +119,11 @@ def _folded_words() -> frozenset[str]:
     """WordNet's words and the same words without diacritics ("cafe" for "café")."""
     known = wordnet_words(VERB, ADJECTIVE, ADVERB, NOUN)
     return known | {fold(word) for word in known}
+
+
+def _spoken_to(text: str, start: int) -> bool:
+    """True when a verb of speaking (and its subject) and "to" / "at" come just before ``start``."""
+    return _SPOKEN_TO.search(text, max(0, start - 60), start) is not None
 
 
 def _unknown_word(word: str, *dictionaries: frozenset[str]) -> bool:
@@ -227,7 +255,7 @@ class PersonNameFinder:
             run = trimmed(run)
             if not run:
                 continue
-            if len(run) == 1 and _PLACE_BEFORE.search(text, 0, run[0].start):
+            if len(run) == 1 and _PLACE_BEFORE.search(text, 0, run[0].start) and not _spoken_to(text, run[0].start):
                 continue  # "flew to Coles", "I am in Akureyri": one word after a place's preposition
             if len(run) == 1 and run[0].text.casefold() in english:
                 continue  # "Love it!", "Glad to hear": one word that is also an English verb or adjective
@@ -277,6 +305,25 @@ class PersonNameFinder:
                     and not any(first.start < b_end and b_start < second.end for b_start, b_end in labelled)
                 ):
                     add(first.start, second.end, UNKNOWN_PAIR_SCORE)
+        # The author of a work ("the Sokolov novel"): a word no dictionary holds or a surname mostly written
+        # capitalised, as before any noun ("the Johnson novel"; not "the Baker song", a common word).
+        for match in _AUTHOR_OF_A_WORK.finditer(text):
+            word = match.group(1)
+            if word[0].isupper() and word.casefold() not in ordinary and (
+                _unknown_word(word, every_word, ordinary) or (gazetteer.is_last(word) and not usually_lower_case(word))
+            ):
+                add(match.start(1), match.end(1), CUE_SCORE)
+        # A name called at the start of a sentence before a question or a request ("Kuba, can I ...");
+        # not a common word ("Honey, can you", "Mark, do you": mostly written in lower case).
+        for match in _CALLED_BY_NAME.finditer(text):
+            word = match.group(1)
+            if (
+                word[0].isupper()
+                and gazetteer.is_name(word)
+                and word.casefold() not in ordinary
+                and (word.casefold() not in known or not usually_lower_case(word))
+            ):
+                add(match.start(1), match.end(1), CUE_SCORE)
         # A list of three or more lower-case words, all given names: "silvana, adam, chad and caleb".
         for match in _LIST.finditer(text):
             items = [word for word in _words(match.group()) if word.text != "and"]
@@ -290,7 +337,9 @@ class PersonNameFinder:
         for label, start, end in entities:
             parts = [word for word in words if start <= word.start and word.end <= end]
             # "flew to Coles" is a place; "send it to Agnes Adeyemi" is someone.
-            if label not in _RELABELLED or (len(parts) < 2 and _PLACE_BEFORE.search(text, 0, start)):
+            if label not in _RELABELLED or (
+                len(parts) < 2 and _PLACE_BEFORE.search(text, 0, start) and not _spoken_to(text, start)
+            ):
                 continue
             if (
                 parts
