@@ -173,6 +173,10 @@ _INTRODUCED = (
 # are an address only when no English word is among them ("is at Gate 5", "is at Room 12" are not).
 _LOCATED_CUE = r"(?<=\b(?i:is|are|was|were|'s|’s)[ \t]+at[ \t]+)"
 _CORNER_CUE = r"(?<=\b(?i:corner)[ \t]+of[ \t]+)"
+# The next line of an address block, past one blank line at most and the block's quote marks ("> ",
+# "??? "): a letter's or an e-mail's address lines.
+_NEXT_BLOCK_LINE = r"[ \t]*\n(?:[ \t]*\n)?[ \t]*(?:(?:>|\?{3}|\|)[ \t]*)?"
+
 _PO_BOX = r"\b(?:P\.[ \t]?O\.|PO)[ \t]+Box[ \t]+\d{1,6}\b"
 
 
@@ -302,6 +306,10 @@ def build_recognizer() -> PatternRecognizer:
         Pattern("unit", rf"\b{_UNIT}\b", 0.5),
     ]
     lone_city = regex.compile(rf"(?<=\d\.?|\p{{L}})[ \t]*,[ \t]*(?:{_CITY})$")
+    # A unit or a city alone on a line of the block, and its last line: a country or a city, then a
+    # postal code ("\n\n Denmark 35018", ">New Zealand 15896").
+    block_line = regex.compile(rf"{_NEXT_BLOCK_LINE}(?:{_UNIT}|{_CITY})[ \t]*(?=\n|$)")
+    last_line = regex.compile(rf"{_NEXT_BLOCK_LINE}(?:{_CITY})[ \t]+(\d{{4,6}}|\d{{3}}[ \t]\d{{2}})[ \t]*$")
 
     class _Recognizer(PatternRecognizer):  # type: ignore[misc]
         def analyze(
@@ -338,7 +346,31 @@ def build_recognizer() -> PatternRecognizer:
                     city = lone_city.search(value)
                     if city and regex.fullmatch(rf"(?:{street_core})", value[: city.start()]):
                         result.end = result.start + city.start()
-            return results
+            return results + self._postcodes_after(text, results)
+
+        @staticmethod
+        def _postcodes_after(text: str, streets: list[RecognizerResult]) -> list[RecognizerResult]:
+            """The postal code on the last line of an address block the street opens, after the country or
+            the city, which are left to spaCy as places: "4844 Søndergade 52\\n Apt. 656\\n Brønderslev\\n\\n
+            Denmark 35018". It is part of the address and is masked as one."""
+            from presidio_analyzer import RecognizerResult
+
+            found = []
+            for street in streets:
+                position = street.end
+                for _ in range(4):
+                    last = last_line.match(text, position)
+                    if last is not None:
+                        found.append(RecognizerResult(
+                            STREET_ADDRESS, last.start(1), last.end(1), street.score,
+                            recognition_metadata=street.recognition_metadata,
+                        ))
+                        break
+                    line = block_line.match(text, position)
+                    if line is None:
+                        break
+                    position = line.end()
+            return found
 
     return _Recognizer(
         supported_entity=STREET_ADDRESS,
