@@ -173,6 +173,10 @@ _INTRODUCED = (
 # are an address only when no English word is among them ("is at Gate 5", "is at Room 12" are not).
 _LOCATED_CUE = r"(?<=\b(?i:is|are|was|were|'s|’s)[ \t]+at[ \t]+)"
 _CORNER_CUE = r"(?<=\b(?i:corner)[ \t]+of[ \t]+)"
+# What a number before a lower-case word may count instead of numbering a house ("Aldi 3 times").
+_COUNTED = r"(?:times|weeks?|days?|hours?|minutes?|months?|years?|people|items?|pieces?|percent|euros?|dollars?)\b"
+# The street words written after a house number as well as after the name: "Hoge Wei 32 St.".
+_SHORT_SUFFIXES = r"St|Street|Rd|Road|Ave|Avenue|Blvd|Boulevard|Ln|Lane"
 # The next line of an address block, past one blank line at most and the block's quote marks ("> ",
 # "??? "): a letter's or an e-mail's address lines.
 _NEXT_BLOCK_LINE = r"[ \t]*\n(?:[ \t]*\n)?[ \t]*(?:(?:>|\?{3}|\|)[ \t]*)?"
@@ -303,6 +307,17 @@ def build_recognizer() -> PatternRecognizer:
         Pattern("military", rf"\b(?:{_MILITARY})\b", 0.8),
         Pattern("po box", _PO_BOX, 0.6),
         Pattern("corner", rf"{_CORNER_CUE}(?:the[ \t]+)?{corner_part}[ \t]+and[ \t]+{corner_part}", 0.9),
+        # Two streets and one house number, a corner without the word: "return to Leon and Eyrarodda 66",
+        # "address to the same: Maarit and Hersnapvej 75". The second opens with a name, not a number, and the
+        # number counts no "times" or "weeks".
+        Pattern(
+            "two streets",
+            rf"(?<=\b(?i:to|at|on|of)[ \t]+|:[ \t]+){_CAP}[ \t]+and[ \t]+(?=\p{{Lu}})"
+            rf"(?:{street_core}|{_CAP}[ \t]+{_NUMBER})(?![\p{{L}}\d])(?![ \t]+{_COUNTED})",
+            0.9,
+        ),
+        # A house number before its street word: "enter on Hoge Wei 32 St.".
+        Pattern("number before the street word", rf"(?<![\p{{L}}\d]){name}[ \t]+{_NUMBER}[ \t]+(?:{_SHORT_SUFFIXES})\b\.?", 0.9),
         Pattern("unit", rf"\b{_UNIT}\b", 0.5),
     ]
     lone_city = regex.compile(rf"(?<=\d\.?|\p{{L}})[ \t]*,[ \t]*(?:{_CITY})$")
