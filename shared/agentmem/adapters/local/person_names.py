@@ -83,6 +83,16 @@ _CALLED_BY_NAME = re.compile(
     rf"(?:^|(?<=[.!?\n] )|(?<=[.!?\n]))({_LETTER}+(?:['’\-]{_LETTER}+)*),[ \t]+(?=(?i:can|could|would|will|shall|please|do|did"
     r"|are|have|thanks|thank|you|your|let's|let|i'm|we're|how|what|where|when|why|is)\b)"
 )
+# A line that is only two to four words (an initial among them), then, one line further at most, a line
+# that opens with a house number and a word, a unit or a box: the name on top of a postal address
+# ("Duqyaha Karataev\n\n3657 Laukaantie 80", "emidio p lombardo\ngarcia-smith\nunit 1009 box 0219").
+_QUOTE = r"(?:>|\?{3}|\|)?[ \t]*"
+_ATOP_AN_ADDRESS = re.compile(
+    rf"^{_QUOTE}((?:{_LETTER}+(?:['’\-]{_LETTER}+)*\.?[ \t]+){{1,3}}{_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]*\n"
+    rf"(?:[ \t]*\n)?(?:{_QUOTE}[^\d\n]{{2,60}}\n)?{_QUOTE}"
+    r"(?=\d{1,6}[ \t]+[^\W\d_]|(?i:unit|apt\.?|apartment|suite|flat|p\.?[ \t]?o\.?[ \t]+box|psc|us(?:s|ns|cgc))[ \t]+\w)",
+    re.MULTILINE,
+)
 _POSSESSIVE = re.compile(r"['’]s$")
 # Lower-case words inside a name: "Willemine ten Pas", "Ludwig van Beethoven", "Maria da Silva".
 _PARTICLES = frozenset(
@@ -323,6 +333,15 @@ class PersonNameFinder:
                 and word.casefold() not in ordinary
                 and (word.casefold() not in known or not usually_lower_case(word))
             ):
+                add(match.start(1), match.end(1), CUE_SCORE)
+        # The name on top of a postal address: its words are names of the gazetteer, initials or words no
+        # dictionary holds ("Duqyaha Karataev"; not "Shipping details").
+        for match in _ATOP_AN_ADDRESS.finditer(text):
+            names = [word.text for word in _words(match.group(1))]
+            if all(
+                len(word.rstrip(".")) == 1 or gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary)
+                for word in names
+            ) and sum(len(word) > 2 for word in names) >= 2:
                 add(match.start(1), match.end(1), CUE_SCORE)
         # A list of three or more lower-case words, all given names: "silvana, adam, chad and caleb".
         for match in _LIST.finditer(text):
