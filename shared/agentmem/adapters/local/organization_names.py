@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import shared_gazetteer
 
 if TYPE_CHECKING:
@@ -46,9 +47,13 @@ def build_recognizers() -> list[PatternRecognizer]:
 
     class _NamedByItsRole(PatternRecognizer):  # type: ignore[misc]
         def invalidate_result(self, pattern_text: str) -> bool:
-            """A given name among the words ("I work for Maria Garcia") leaves them to the person rules."""
+            """A given name among the words ("I work for Maria Garcia") leaves them to the person rules, and one
+            English word or a place WordNet lists to the older rules ("work for Apple")."""
             gazetteer = shared_gazetteer()
-            return any(gazetteer.is_first(word) for word in regex.split(r"[\s]+", pattern_text) if word)
+            words = [word for word in regex.split(r"[\s]+", pattern_text) if word]
+            if len(words) == 1 and words[0].casefold() in wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB):
+                return True
+            return any(gazetteer.is_first(word) for word in words)
 
     # Scored above spaCy's 0.85 so that, for the same words, the organisation wins over spaCy's person.
     by_role = [

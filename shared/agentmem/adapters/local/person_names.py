@@ -69,13 +69,15 @@ _SPOKEN_TO = re.compile(
     r"|laugh(?:s|ed)|stare[sd]?|look(?:s|ed)|turn(?:s|ed)|point(?:s|ed)|complain(?:s|ed)|apologi[sz]e[sd]?)"
     r"(?:[ \t]+[^\W\d_][\w'’\-]*)?[ \t]+(?i:to|at)[ \t]+$"
 )
-# A work after "the" and the words that name its author: "the Sokolov novel", "the Ronner song".
+# A work after "the" and the word that names its author, or the author's possessive: "the Sokolov novel",
+# "the Ronner song", "Mccullough's song".
 _WORKS = (
     r"novels?|books?|songs?|films?|movies?|albums?|versions?|recordings?|paintings?|plays?|operas?|poems?"
     r"|symphon(?:y|ies)|biograph(?:y|ies)|memoirs?|stor(?:y|ies)|essays?|cover|remix|translation|adaptation"
 )
 _AUTHOR_OF_A_WORK = re.compile(
     rf"\b(?i:the)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*)(?=[ \t]+(?:{_WORKS})\b)"
+    rf"|\b({_LETTER}+(?:-{_LETTER}+)*)(?=['’]s[ \t]+(?:{_WORKS})\b)"  # "Mccullough's song"
 )
 # A name called at the start of a sentence, before a question or a request: "Kuba, can I please speak to
 # your boss?", "Ilse, would you ...".
@@ -318,11 +320,12 @@ class PersonNameFinder:
         # The author of a work ("the Sokolov novel"): a word no dictionary holds or a surname mostly written
         # capitalised, as before any noun ("the Johnson novel"; not "the Baker song", a common word).
         for match in _AUTHOR_OF_A_WORK.finditer(text):
-            word = match.group(1)
+            group = 1 if match.group(1) else 2
+            word = match.group(group)
             if word[0].isupper() and word.casefold() not in ordinary and (
                 _unknown_word(word, every_word, ordinary) or (gazetteer.is_last(word) and not usually_lower_case(word))
             ):
-                add(match.start(1), match.end(1), CUE_SCORE)
+                add(match.start(group), match.end(group), CUE_SCORE)
         # A name called at the start of a sentence before a question or a request ("Kuba, can I ...");
         # not a common word ("Honey, can you", "Mark, do you": mostly written in lower case).
         for match in _CALLED_BY_NAME.finditer(text):

@@ -183,6 +183,8 @@ class PresidioPiiDetector:
             start, end = _trimmed(text, result.start, result.end)
             if result.entity_type != STREET_ADDRESS:
                 start, end = _first_line(text, start, end)
+            if result.entity_type in _WORD_TYPES and _POSSESSIVE_LAST.search(text, start, end) and end - start > 4:
+                end -= 2  # "Mccullough's song": the name without its possessive, as Presidio's labels have it
             if result.entity_type == PERSON and recognizer == _SPACY_RECOGNIZER:
                 end = thing_names.without_a_trailing_noun(text, start, end)
                 article = _ARTICLE_FIRST.match(text, start, end)
@@ -232,6 +234,7 @@ _IDENTIFIER_RUN = re.compile(r"[\w\-/.@:+#=]+")
 _ARTICLE_FIRST = re.compile(r"[Tt]he[ \t]+(?=\w)")
 # No name or place starts with a possessive: spaCy's "My Eircode", "Your Honour".
 _POSSESSIVE_FIRST = re.compile(r"(?i:my|your|our|his|her|their|its)\b")
+_POSSESSIVE_LAST = re.compile(r"['’]s$")
 _NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
 
 
