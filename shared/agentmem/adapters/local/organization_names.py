@@ -4,7 +4,8 @@ spaCy's ORG label is too loose to mask with (precision 0.26 on pii-dev: it reads
 of an editor's comment as organisations), so locally organisations are found by their form only:
 
 - capitalised words ending in a legal form or a business word: "Civic Impulse LLC", "Pixia Corp.",
-  "Smith Ltd.", "Abt Associates", "Loveland Technologies", "Allstate Insurance Group";
+  "Smith Ltd.", "Abt Associates", "Loveland Technologies", "Allstate Insurance Group"; the legal forms of
+  Faker's company providers too ("Leinonen Oyj", "Rožman d.o.o.", ``company_forms``);
 - surnames joined as a firm's name: "Marshall, Hernandez and Simpson", "Jones, Smith & Davis";
 - a capitalised name after "work(ed) for", "used to work for", "employed by"; when none of its words is
   a given name of the gazetteer, it wins over spaCy's person for the same words ("I work for Thinknum");
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from agentmem.adapters.local.company_forms import company_forms
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import shared_gazetteer
 
@@ -45,6 +47,10 @@ def build_recognizers() -> list[PatternRecognizer]:
     import regex
     from presidio_analyzer import Pattern, PatternRecognizer
 
+    # Faker's legal forms of every locale first (longest first, "Sp. z o.o. Sp.k." before "Sp. z o.o."),
+    # then the hand-written ones.
+    legal_forms = "|".join([*(regex.escape(form) for form in company_forms()), _LEGAL_FORMS])
+
     class _NamedByItsRole(PatternRecognizer):  # type: ignore[misc]
         def invalidate_result(self, pattern_text: str) -> bool:
             """A given name among the words ("I work for Maria Garcia") leaves them to the person rules, and one
@@ -65,7 +71,7 @@ def build_recognizers() -> list[PatternRecognizer]:
         Pattern("address of", rf"(?<=\b(?i:the)[ \t]+address[ \t]+of[ \t]+)(?:{_CAP})(?:[ \t]+{_CAP}){{0,3}}(?=[ \t]+is\b)", 0.9),
     ]
     patterns = [
-        Pattern("legal form", rf"(?<![\p{{L}}\d])(?:{_NAMES})[ \t]*,?[ \t]+(?:{_LEGAL_FORMS})(?![\p{{L}}\d])", 0.9),
+        Pattern("legal form", rf"(?<![\p{{L}}\d])(?:{_NAMES})[ \t]*,?[ \t]+(?:{legal_forms})(?![\p{{L}}\d])", 0.9),
         Pattern("business word", rf"(?<![\p{{L}}\d])(?:{_NAMES})[ \t]+(?:{_BUSINESS_WORDS})\b", 0.7),
         Pattern(
             "works for",

@@ -1,4 +1,4 @@
-"""When one word spaCy calls a person is a place: where the sentence goes to, or the city after a street.
+"""When a name spaCy calls a person is a place: where the sentence goes to, or the city after a street.
 
 spaCy's news-trained model reads an unfamiliar town as a person ("Mrs. Schwarz flew to Coles", "The
 Princess Royal arrived at Lendava", "I am in Akureyri for a business trip", "lives at 92597 Jahu 80,
@@ -20,21 +20,35 @@ _GOING_TO = re.compile(
     r"|head(?:s|ed|ing)|stay(?:s|ed|ing)?|live[sd]?|living|based|born|am|are|was|were|trip|holiday|vacation)"
     r"(?:[ \t]+(?i:back|out|over|down|up|home|here|there|today|yesterday))?"
     r"[ \t]+(?i:to|in|at|from|into|near|via)[ \t]+$"
+    # where someone comes from: "originally from Kosihovce", "We moved here from Jablonec nad Jizerou"
+    r"|\b(?i:originally|here|there)[ \t]+from[ \t]+$"
 )
 # The street's line ends and the city follows: "92597 Jahu 80, Liiva", "Hauptstr. 5\nBerlin".
 _AFTER_A_STREET = re.compile(r"[ \t]*(?:,[ \t]*|\n[ \t]*)")
 _ONE_WORD = re.compile(r"[^\W\d_][^\W\d_'’\-]*(?:[\-'’][^\W\d_]+)*")
+# A place's name of up to three words, link words between them: "Škofja Loka", "Jablonec nad Jizerou".
+_PLACE_WORDS = re.compile(
+    r"[^\W\d_][^\W\d_'’\-]*(?:[ \t]+(?:(?:nad|pod|am|an|de|del|do|da|la|le|sur|en)[ \t]+)?[^\W\d_][^\W\d_'’\-]*){0,2}"
+)
 
 
 def reads_as_a_place(text: str, start: int, end: int, street_ends: list[int]) -> bool:
-    """True when the one word ``text[start:end]`` that spaCy called a person is a place: after a verb of going
-    or staying and a preposition ("flew to Coles", "arrived at Lendava"), or right after a street address,
-    past its comma or line break ("lives at 92597 Jahu 80, Liiva"). A given name of the gazetteer is not."""
+    """True when ``text[start:end]``, which spaCy called a person, is a place: up to three words after a verb of
+    going or staying and a preposition, or after "originally from" ("flew to Coles", "arrived at Lendava",
+    "travelling to Škofja Loka"), or one word right after a street address, past its comma or line break
+    ("lives at 92597 Jahu 80, Liiva"). A given name of the gazetteer opening it is not."""
     value = text[start:end]
-    if _ONE_WORD.fullmatch(value) is None or not value[:1].isupper() or shared_gazetteer().is_first(value):
+    first = value.split()[0] if value.strip() else ""
+    if not value[:1].isupper() or shared_gazetteer().is_first(first):
         return False
-    if _GOING_TO.search(text, max(0, start - 40), start) is not None:
+    if (
+        _PLACE_WORDS.fullmatch(value) is not None
+        and all(word[:1].isupper() for word in value.split()[1:] if len(word) > 3)
+        and _GOING_TO.search(text, max(0, start - 40), start) is not None
+    ):
         return True
+    if _ONE_WORD.fullmatch(value) is None:
+        return False
     return any(
         street_end <= start and (separator := _AFTER_A_STREET.fullmatch(text, street_end, start)) is not None
         and separator.group() != ""
