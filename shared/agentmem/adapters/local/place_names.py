@@ -24,6 +24,13 @@ _GOING_TO = re.compile(
     # where someone comes from: "originally from Kosihovce", "We moved here from Jablonec nad Jizerou"
     r"|\b(?i:originally|here|there)[ \t]+from[ \t]+$"
 )
+# Journeys only, for a word spaCy called an organisation: "flew to Kuressaare", "arrived at Lenart", "lives
+# in Vantaa" (not "moved to", "I'm in": "We moved to Kubernetes", "I'm in Slack" name software).
+_TRAVELLED_TO = re.compile(
+    r"\b(?i:fl[eo]w|flown|fly(?:ing)?|travel(?:l?ed|l?ing|s)?|arrive[sd]?|arriving|land(?:ed|ing)|drove"
+    r"|live[sd]?|living|based|born|originally|holiday|vacation)"
+    r"(?:[ \t]+(?i:back|out|over|down|up|home|here|there|today|yesterday))?[ \t]+(?i:to|in|at|from|near)[ \t]+$"
+)
 # The street's line ends and the city follows: "92597 Jahu 80, Liiva", "Hauptstr. 5\nBerlin".
 _AFTER_A_STREET = re.compile(r"[ \t]*(?:,[ \t]*|\n[ \t]*)")
 _ONE_WORD = re.compile(r"[^\W\d_][^\W\d_'’\-]*(?:[\-'’][^\W\d_]+)*")
@@ -31,6 +38,19 @@ _ONE_WORD = re.compile(r"[^\W\d_][^\W\d_'’\-]*(?:[\-'’][^\W\d_]+)*")
 _PLACE_WORDS = re.compile(
     r"[^\W\d_][^\W\d_'’\-]*(?:[ \t]+(?:(?:nad|pod|am|an|de|del|do|da|la|le|sur|en)[ \t]+)?[^\W\d_][^\W\d_'’\-]*){0,2}"
 )
+
+
+def a_destination(text: str, start: int, end: int) -> bool:
+    """True when ``text[start:end]``, which spaCy called an organisation, is where a journey goes or someone
+    lives: one to three capitalised words no given name opens, after "flew to", "arrived at", "lives in",
+    "originally from" ("flew to Kuressaare"). Such an organisation would not be masked at all otherwise."""
+    value = text[start:end]
+    return (
+        value[:1].isupper()
+        and _PLACE_WORDS.fullmatch(value) is not None
+        and not shared_gazetteer().is_first(value.split()[0])
+        and _TRAVELLED_TO.search(text, max(0, start - 40), start) is not None
+    )
 
 
 def reads_as_a_place(text: str, start: int, end: int, street_ends: list[int]) -> bool:

@@ -178,6 +178,7 @@ class PresidioPiiDetector:
                 result.entity_type == ORGANIZATION
                 and not self.spacy_organizations
                 and recognizer == _SPACY_RECOGNIZER
+                and not place_names.a_destination(text, *_trimmed(text, result.start, result.end))
             ):
                 continue
             start, end = _trimmed(text, result.start, result.end)
@@ -215,11 +216,11 @@ class PresidioPiiDetector:
             ):
                 continue
             entity_type = result.entity_type
-            if (
-                entity_type == PERSON and recognizer == _SPACY_RECOGNIZER
-                and place_names.reads_as_a_place(text, start, end, street_ends)
+            if recognizer == _SPACY_RECOGNIZER and (
+                (entity_type == PERSON and place_names.reads_as_a_place(text, start, end, street_ends))
+                or (entity_type == ORGANIZATION and not self.spacy_organizations)  # a destination, above
             ):
-                entity_type = LOCATION  # "flew to Coles": masked all the same, as the place it is
+                entity_type = LOCATION  # "flew to Coles", "flew to Kuressaare": masked as the place it is
             if start < end:
                 spans.append(PiiSpan(entity_type, start, end, text[start:end], result.score))
         return resolve_overlaps(spans)

@@ -119,11 +119,17 @@ _PREVIOUS_WORD = re.compile(r"([A-Z][a-z]+)[ \t]+$")
 _PREVIOUS_LOWER_WORD = re.compile(r"\b([a-z]+)[ \t]+$")
 
 
+_SLAVIC_SURNAME_END = re.compile(r"(?:[sc]k|dzk|zk)[iy]$")
+
+
 def a_nationality(word: str) -> bool:
     """A capitalised word written like a nationality that WordNet lists as an adjective ("Cameroonian") or
-    that is no name of the gazetteer ("Salvadorian"; "Brian", "Julian" are names)."""
+    that is no name of the gazetteer ("Salvadorian"; "Brian", "Julian" are names) nor a Slavic surname
+    ("Zembrowski")."""
     return DEMONYM.fullmatch(word) is not None and (
-        word.casefold() in wordnet_words(ADJECTIVE) or not shared_gazetteer().is_name(word)
+        word.casefold() in wordnet_words(ADJECTIVE)
+        # a Slavic surname ends in "-ski" / "-cki" like "Pakistani" ends in "-i": "Zembrowski" is no nationality
+        or (not shared_gazetteer().is_name(word) and _SLAVIC_SURNAME_END.search(word) is None)
     )
 
 
