@@ -68,7 +68,11 @@ def build_recognizers() -> list[PatternRecognizer]:
             rf"(?<=\b(?i:work(?:s|ed)?|working)[ \t]+for[ \t]+)(?:{_CAP})(?:[ \t]+{_CAP}){{0,3}}",
             0.9,
         ),
-        Pattern("address of", rf"(?<=\b(?i:the)[ \t]+address[ \t]+of[ \t]+)(?:{_CAP})(?:[ \t]+{_CAP}){{0,3}}(?=[ \t]+is\b)", 0.9),
+        Pattern(
+            "address of",
+            rf"(?<=\b(?i:the)[ \t]+address[ \t]+of[ \t]+)(?:{_CAP})(?:[ \t]+{_CAP}){{0,3}}(?=[ \t]+is\b)",
+            0.9,
+        ),
     ]
     patterns = [
         Pattern("legal form", rf"(?<![\p{{L}}\d])(?:{_NAMES})[ \t]*,?[ \t]+(?:{legal_forms})(?![\p{{L}}\d])", 0.9),

@@ -82,8 +82,9 @@ _AUTHOR_OF_A_WORK = re.compile(
 # A name called at the start of a sentence, before a question or a request: "Kuba, can I please speak to
 # your boss?", "Ilse, would you ...".
 _CALLED_BY_NAME = re.compile(
-    rf"(?:^|(?<=[.!?\n] )|(?<=[.!?\n]))({_LETTER}+(?:['’\-]{_LETTER}+)*),[ \t]+(?=(?i:can|could|would|will|shall|please|do|did"
-    r"|are|have|thanks|thank|you|your|let's|let|i'm|we're|how|what|where|when|why|is)\b)"
+    rf"(?:^|(?<=[.!?\n] )|(?<=[.!?\n]))({_LETTER}+(?:['’\-]{_LETTER}+)*),[ \t]+"
+    r"(?=(?i:can|could|would|will|shall|please|do|did|are|have|thanks|thank|you|your|let's|let|i'm|we're|how"
+    r"|what|where|when|why|is)\b)"
 )
 # A line that is only two to four words (an initial among them), then, one line further at most, a line
 # that opens with a house number and a word, a unit or a box: the name on top of a postal address
@@ -92,7 +93,8 @@ _QUOTE = r"(?:>|\?{3}|\|)?[ \t]*"
 _ATOP_AN_ADDRESS = re.compile(
     rf"^{_QUOTE}((?:{_LETTER}+(?:['’\-]{_LETTER}+)*\.?[ \t]+){{1,3}}{_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]*\n"
     rf"(?:[ \t]*\n)?(?:{_QUOTE}[^\d\n]{{2,60}}\n)?{_QUOTE}"
-    r"(?=\d{1,6}[ \t]+[^\W\d_]|(?i:unit|apt\.?|apartment|suite|flat|p\.?[ \t]?o\.?[ \t]+box|psc|us(?:s|ns|cgc))[ \t]+\w)",
+    r"(?=\d{1,6}[ \t]+[^\W\d_]"
+    r"|(?i:unit|apt\.?|apartment|suite|flat|p\.?[ \t]?o\.?[ \t]+box|psc|us(?:s|ns|cgc))[ \t]+\w)",
     re.MULTILINE,
 )
 _POSSESSIVE = re.compile(r"['’]s$")

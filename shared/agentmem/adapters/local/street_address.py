@@ -317,7 +317,11 @@ def build_recognizer() -> PatternRecognizer:
             0.9,
         ),
         # A house number before its street word: "enter on Hoge Wei 32 St.".
-        Pattern("number before the street word", rf"(?<![\p{{L}}\d]){name}[ \t]+{_NUMBER}[ \t]+(?:{_SHORT_SUFFIXES})\b\.?", 0.9),
+        Pattern(
+            "number before the street word",
+            rf"(?<![\p{{L}}\d]){name}[ \t]+{_NUMBER}[ \t]+(?:{_SHORT_SUFFIXES})\b\.?",
+            0.9,
+        ),
         Pattern("unit", rf"\b{_UNIT}\b", 0.5),
     ]
     lone_city = regex.compile(rf"(?<=\d\.?|\p{{L}})[ \t]*,[ \t]*(?:{_CITY})$")
