@@ -52,6 +52,12 @@ def test_a_given_name_after_a_verb_of_going_stays_a_person() -> None:
     assert not reads_as_a_place(text, start, start + len("Maria"), [])
 
 
+def test_someone_things_were_from_stays_a_person() -> None:
+    text = "The flowers were from Evinka Hodnebrug, I think."
+    start = text.index("Evinka")
+    assert not reads_as_a_place(text, start, start + len("Evinka Hodnebrug"), [])
+
+
 @pytest.mark.parametrize(
     ("text", "person"),
     [

@@ -15,12 +15,13 @@ from agentmem.adapters.local.name_gazetteer import shared_gazetteer
 
 # A verb of going, arriving or staying, an optional adverb, and a preposition of place just before the word.
 _GOING_TO = re.compile(
-    r"(?:\b(?i:fl[eo]w|flown|fly(?:ing)?|travel(?:l?ed|l?ing|s)?|went|go(?:es|ing)?|gone|move[sd]?|moving"
+    r"\b(?i:fl[eo]w|flown|fly(?:ing)?|travel(?:l?ed|l?ing|s)?|went|go(?:es|ing)?|gone|move[sd]?|moving"
     r"|arrive[sd]?|arriving|drove|driv(?:e|es|ing|en)|return(?:s|ed|ing)?|land(?:s|ed|ing)?|relocated"
-    r"|head(?:s|ed|ing)|stay(?:s|ed|ing)?|live[sd]?|living|based|born|am|are|was|were|trip|holiday|vacation)"
-    r"|(?<=\w)['’](?:m|re)\b)"  # "I'm in Eskilstuna"
+    r"|head(?:s|ed|ing)|stay(?:s|ed|ing)?|live[sd]?|living|based|born|trip|holiday|vacation)"
     r"(?:[ \t]+(?i:back|out|over|down|up|home|here|there|today|yesterday))?"
     r"[ \t]+(?i:to|in|at|from|into|near|via)[ \t]+$"
+    # being somewhere, never "from": "I'm in Eskilstuna", "we were in Lendava" ("The flowers were from Evin")
+    r"|(?:\b(?i:am|are|was|were)|(?<=\w)['’](?:m|re))[ \t]+(?i:in|near)[ \t]+$"
     # where someone comes from: "originally from Kosihovce", "We moved here from Jablonec nad Jizerou"
     r"|\b(?i:originally|here|there)[ \t]+from[ \t]+$"
 )
