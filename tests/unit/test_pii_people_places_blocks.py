@@ -145,3 +145,22 @@ def test_a_number_that_counts_is_no_corner(detector: LocalPiiDetector) -> None:
 def test_a_date_of_birth_in_the_reply_to_the_question_is_masked(detector: LocalPiiDetector) -> None:
     assert ("DATE_TIME", "3/11/1987") in found(detector, "Could you give me your date of birth? It's 3/11/1987")
     assert not any(span.entity_type == "DATE_TIME" for span in detector.detect("The call is on 3/11/1987"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Lancia Ypsilon support ends next year.",  # a model before a noun only a product has
+        "Opel Vectra warranty expires in May.",
+        "We had Hungarian new york-style pizza for dinner.",  # a style of a dish after a nationality
+        "We had Spanish jell-o for dessert.",  # lower-case words after a nationality spaCy calls a place
+    ],
+)
+def test_models_before_a_product_noun_and_styles_of_dishes_are_left_alone(
+    detector: LocalPiiDetector, text: str
+) -> None:
+    assert detector.detect(text) == []
+
+
+def test_a_full_name_before_what_a_person_has_stays_a_person(detector: LocalPiiDetector) -> None:
+    assert "PERSON" in types_of(detector, "Maren Solheimsvik phone is off again.", "Solheimsvik")

@@ -71,8 +71,8 @@ def names_a_thing(text: str, start: int, end: int, makers: list[tuple[int, int]]
     """True when the name ``text[start:end]``, with the capitalised words before it ("Toyota Yaris"), is a
     thing's: the head of a phrase after an article ("Returned the Bentley today"; not a family, "the
     Johnsons"), after a possessive ("My Chrysler Pacifica"), or opening a sentence before a noun when it is
-    one word no gazetteer holds or holds a maker spaCy calls an organisation ("Lancia support ends", "Ford
-    Transit support")."""
+    one word no gazetteer holds, holds a maker spaCy calls an organisation or comes before a noun only a
+    product has ("Lancia support ends", "Ford Transit support", "Fiat Croma support ends")."""
     run = noun_phrases.name_start(text, start)
     value = text[start:end]
     if value.endswith("s") and shared_gazetteer().is_last(value[:-1]):
@@ -85,8 +85,11 @@ def names_a_thing(text: str, start: int, end: int, makers: list[tuple[int, int]]
     # the gazetteer does not hold as a name names a thing there ("Lancia support ends next year").
     run_end = noun_phrases.name_end(text, end)
     value = text[run:run_end]
+    following = _FOLLOWING_WORD.match(text, run_end)
     a_thing = (
         (" " not in value and not shared_gazetteer().is_name(value))
+        # before a noun only a product has ("Fiat Croma support ends next year")
+        or (following is not None and following.group(1) in noun_phrases.PRODUCT_NOUNS)
         or any(run <= maker_start and maker_end <= run_end for maker_start, maker_end in makers)
         # a model's number or letters: "Porsche 911 Carrera", "Lexus GX", "MINI Cooper"
         or any(char.isdigit() for char in value)
@@ -114,6 +117,7 @@ def after_a_maker(text: str, start: int, makers: list[tuple[int, int]]) -> bool:
     return any(run <= maker_start and maker_end < start for maker_start, maker_end in makers)
 
 
+_FOLLOWING_WORD = re.compile(r"[ \t]+([a-z]+)\b")
 _NEXT_CAPITALISED_WORD = re.compile(r"[ \t]([A-Z][a-z]+)\b")
 _PREVIOUS_WORD = re.compile(r"([A-Z][a-z]+)[ \t]+$")
 _PREVIOUS_LOWER_WORD = re.compile(r"\b([a-z]+)[ \t]+$")
