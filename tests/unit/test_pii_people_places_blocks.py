@@ -164,3 +164,11 @@ def test_models_before_a_product_noun_and_styles_of_dishes_are_left_alone(
 
 def test_a_full_name_before_what_a_person_has_stays_a_person(detector: LocalPiiDetector) -> None:
     assert "PERSON" in types_of(detector, "Maren Solheimsvik phone is off again.", "Solheimsvik")
+
+
+def test_the_city_and_country_lines_of_an_address_block_are_places(detector: LocalPiiDetector) -> None:
+    text = ">Edvin Sandberg\n>4410 Kvarnvägen 12\n>Suite 310\n>Hedemora\n>Valencia 77140"
+    assert types_of(detector, text, "Hedemora") == {"LOCATION"}
+    assert "PERSON" not in types_of(detector, text, "Valencia")  # a given name, on a block's line before a code
+    assert ("STREET_ADDRESS", "77140") in found(detector, text)
+    assert ("PERSON", "Edvin Sandberg") in found(detector, text)

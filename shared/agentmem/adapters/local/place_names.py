@@ -34,6 +34,12 @@ _TRAVELLED_TO = re.compile(
 )
 # The street's line ends and the city follows: "92597 Jahu 80, Liiva", "Hauptstr. 5\nBerlin".
 _AFTER_A_STREET = re.compile(r"[ \t]*(?:,[ \t]*|\n[ \t]*)")
+# An address block's line: quote marks before it, the line before it past one blank line at most, and the
+# postal code after it on its line.
+_QUOTE_PREFIX = re.compile(r"[ \t]*(?:(?:>|\?{3}|\|)[ \t]*)?")
+_NEXT_ADDRESS_LINE = re.compile(r"[ \t]*\n(?:[ \t]*\n)?[ \t]*(?:(?:>|\?{3}|\|)[ \t]*)?")
+_POSTCODE_GAP = re.compile(r"[ \t]+")
+_POSTCODE = re.compile(r"\d{3}[ \t]?\d{2}|\d{4,6}")
 _ONE_WORD = re.compile(r"[^\W\d_][^\W\d_'’\-]*(?:[\-'’][^\W\d_]+)*")
 # A place's name of up to three words, link words between them: "Škofja Loka", "Jablonec nad Jizerou".
 _PLACE_WORDS = re.compile(
@@ -54,11 +60,38 @@ def a_destination(text: str, start: int, end: int) -> bool:
     )
 
 
-def reads_as_a_place(text: str, start: int, end: int, street_ends: list[int]) -> bool:
-    """True when ``text[start:end]``, which spaCy called a person, is a place: up to three words after a verb of
-    going or staying and a preposition, or after "originally from" ("flew to Coles", "arrived at Lendava",
-    "travelling to Škofja Loka"), or one word right after a street address, past its comma or line break
-    ("lives at 92597 Jahu 80, Liiva"). A given name of the gazetteer opening it is not."""
+def on_an_address_line(text: str, start: int, end: int, streets: list[tuple[int, int]]) -> bool:
+    """True when ``text[start:end]`` is a line of its own inside an address block, the city's or the
+    country's: the line before it ends with a street, a unit or a postcode, or a postcode follows it on its
+    line (">Suite 727\\n>Juriborough", ">Valencia 42940"). A block's name comes before its street, so a
+    given name here is a place's ("San Nicolo")."""
+    value = text[start:end]
+    if not value[:1].isupper() or _PLACE_WORDS.fullmatch(value) is None:
+        return False
+    line_start = text.rfind("\n", 0, start) + 1
+    if _QUOTE_PREFIX.fullmatch(text, line_start, start) is None:
+        return False
+    after_a_street = any(
+        street_end <= start and _NEXT_ADDRESS_LINE.fullmatch(text, street_end, start) is not None
+        for _, street_end in streets
+    )
+    before_a_postcode = any(
+        street_start > end and _POSTCODE_GAP.fullmatch(text, end, street_start) is not None
+        and _POSTCODE.fullmatch(text, street_start, street_end) is not None
+        for street_start, street_end in streets
+    )
+    return after_a_street or before_a_postcode
+
+
+def reads_as_a_place(text: str, start: int, end: int, streets: list[tuple[int, int]]) -> bool:
+    """True when ``text[start:end]``, which spaCy called a person, is a place: a line of an address block
+    (``on_an_address_line``), up to three words after a verb of going or staying and a preposition, or after
+    "originally from" ("flew to Coles", "arrived at Lendava", "travelling to Škofja Loka"), or one word right
+    after a street address, past its comma ("lives at 92597 Jahu 80, Liiva"). Outside a block, a given name
+    of the gazetteer opening it is not."""
+    if on_an_address_line(text, start, end, streets):
+        return True
+    street_ends = [street_end for _, street_end in streets]
     value = text[start:end]
     first = value.split()[0] if value.strip() else ""
     if not value[:1].isupper() or shared_gazetteer().is_first(first):

@@ -166,7 +166,7 @@ class PresidioPiiDetector:
         ]
         # The ends of spaCy's nationalities: a dish's name may follow one ("Greek alice springs chicken").
         nationality_ends = [result.end for result in results if result.entity_type == NRP]
-        street_ends = [result.end for result in results if result.entity_type == STREET_ADDRESS]
+        streets = [(result.start, result.end) for result in results if result.entity_type == STREET_ADDRESS]
         spans = []
         for result in results:
             if result.score < self.min_score:
@@ -216,11 +216,13 @@ class PresidioPiiDetector:
             ):
                 continue
             entity_type = result.entity_type
-            if recognizer == _SPACY_RECOGNIZER and (
-                (entity_type == PERSON and place_names.reads_as_a_place(text, start, end, street_ends))
-                or (entity_type == ORGANIZATION and not self.spacy_organizations)  # a destination, above
-            ):
-                entity_type = LOCATION  # "flew to Coles", "flew to Kuressaare": masked as the place it is
+            if (
+                recognizer == _SPACY_RECOGNIZER and (
+                    (entity_type == PERSON and place_names.reads_as_a_place(text, start, end, streets))
+                    or (entity_type == ORGANIZATION and not self.spacy_organizations)  # a destination, above
+                )
+            ) or (entity_type == PERSON and place_names.on_an_address_line(text, start, end, streets)):
+                entity_type = LOCATION  # "flew to Coles", "flew to Kuressaare", ">Valencia 42940": a place
             if start < end:
                 spans.append(PiiSpan(entity_type, start, end, text[start:end], result.score))
         return resolve_overlaps(spans)
