@@ -172,3 +172,20 @@ def test_the_city_and_country_lines_of_an_address_block_are_places(detector: Loc
     assert "PERSON" not in types_of(detector, text, "Valencia")  # a given name, on a block's line before a code
     assert ("STREET_ADDRESS", "77140") in found(detector, text)
     assert ("PERSON", "Edvin Sandberg") in found(detector, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("the true story of ragnhild has never been told.", "ragnhild"),
+        ("we finally had dinner with lempi, after months", "lempi"),
+    ],
+)
+def test_a_lower_case_given_name_no_dictionary_holds_after_a_word_taking_a_person_is_found(
+    detector: LocalPiiDetector, text: str, name: str
+) -> None:
+    assert ("PERSON", name) in found(detector, text)
+
+
+def test_a_lower_case_particle_or_english_word_after_of_is_no_name(detector: LocalPiiDetector) -> None:
+    assert not any(span.entity_type == "PERSON" for span in detector.detect("a bowl of rice, please"))

@@ -97,6 +97,11 @@ _ATOP_AN_ADDRESS = re.compile(
     r"|(?i:unit|apt\.?|apartment|suite|flat|p\.?[ \t]?o\.?[ \t]+box|psc|us(?:s|ns|cgc))[ \t]+\w)",
     re.MULTILINE,
 )
+# A word that takes a person as its object, then one lower-case word: "gender of frederikke", "me nina,".
+_LOWER_NAME_AFTER = re.compile(
+    rf"\b(?:of|me|with|to|for|from|by|ask|tell|call|told|asked|and)[ \t]+({_LETTER}+)(?=[ \t]*(?:[,.;:!?]|$|[ \t]"
+    r"(?:has|had|is|was|says|said|and|will|would)\b))",
+)
 _POSSESSIVE = re.compile(r"['’]s$")
 # Lower-case words inside a name: "Willemine ten Pas", "Ludwig van Beethoven", "Maria da Silva".
 _PARTICLES = frozenset(
@@ -348,6 +353,18 @@ class PersonNameFinder:
                 for word in names
             ) and sum(len(word) > 2 for word in names) >= 2:
                 add(match.start(1), match.end(1), CUE_SCORE)
+        # One lower-case given name that is no English word after a word that takes a person ("the true gender
+        # of frederikke", "leave me nina,"): not a name particle ("del"), not a word of four letters or fewer
+        # that is a common word elsewhere.
+        for match in _LOWER_NAME_AFTER.finditer(text):
+            word = match.group(1)
+            if (
+                len(word) > 3
+                and word not in _PARTICLES
+                and gazetteer.is_first(word)
+                and _unknown_word(word, every_word, ordinary)
+            ):
+                add(match.start(1), match.end(1), GAZETTEER_SCORE)
         # A list of three or more lower-case words, all given names: "silvana, adam, chad and caleb".
         for match in _LIST.finditer(text):
             items = [word for word in _words(match.group()) if word.text != "and"]
