@@ -8,7 +8,7 @@ Every value here is made up for this file (no sentence of pii-dev or of the gene
 from __future__ import annotations
 
 import pytest
-from agentmem.adapters.local.company_forms import company_forms
+from agentmem.adapters.local.company_forms import company_forms, derive_company_forms
 from agentmem.adapters.local.place_names import reads_as_a_place
 from agentmem.adapters.local.presidio_pii import LocalPiiDetector
 from agentmem.adapters.local.thing_names import a_common_word, described_by_a_year
@@ -115,6 +115,7 @@ def test_a_firm_by_its_role_or_a_legal_form_of_any_locale_is_an_organisation(
 
 def test_faker_legal_forms_leave_out_acronyms_and_english_words() -> None:
     forms = set(company_forms())
+    assert company_forms() == derive_company_forms()  # the cache folder's copy is what Faker derives
     assert {"Oyj", "d.o.o.", "s.r.l.", "Kft."} <= forms
     assert not forms & {"AD", "RA", "URL", "Group", "Limited"}
 
