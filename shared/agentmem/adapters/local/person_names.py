@@ -354,8 +354,7 @@ class PersonNameFinder:
             ) and sum(len(word) > 2 for word in names) >= 2:
                 add(match.start(1), match.end(1), CUE_SCORE)
         # One lower-case given name that is no English word after a word that takes a person ("the true gender
-        # of frederikke", "leave me nina,"): not a name particle ("del"), not a word of four letters or fewer
-        # that is a common word elsewhere.
+        # of frederikke", "leave me nina,"): not a name particle ("del") nor a word of three letters.
         for match in _LOWER_NAME_AFTER.finditer(text):
             word = match.group(1)
             if (
