@@ -190,3 +190,26 @@ def test_a_lower_case_given_name_no_dictionary_holds_after_a_word_taking_a_perso
 
 def test_a_lower_case_particle_or_english_word_after_of_is_no_name(detector: LocalPiiDetector) -> None:
     assert not any(span.entity_type == "PERSON" for span in detector.detect("a bowl of rice, please"))
+
+
+@pytest.mark.parametrize(
+    ("text", "person"),
+    [
+        ("Hi Vandenbroucke, I'm writing about my invoice", "Vandenbroucke"),  # greeted
+        ("Oh no! said Halvard to Pellegrinetti", "Pellegrinetti"),  # spoken to, a name no locale lists
+        ("It was settled between him and Moravcik's kid.", "Moravcik"),  # a possessive before a relative
+        ("my colleagues all call me Tessaviel", "Tessaviel"),
+        ("Please add ms. Brønnerud to the account", "Brønnerud"),  # a lower-case title with its period
+        ("Vandersloot, can I please speak to your manager?", "Vandersloot"),  # called, no locale lists it
+        ("I would like to remove my kid Kestrel from the policy.", "Kestrel"),  # after a relative
+    ],
+)
+def test_people_greeted_spoken_to_or_named_by_a_relative_are_found(
+    detector: LocalPiiDetector, text: str, person: str
+) -> None:
+    assert ("PERSON", person) in found(detector, text)
+
+
+@pytest.mark.parametrize("text", ["Hello World! This is a test.", "I wrote to Support about the outage."])
+def test_english_words_after_a_greeting_or_spoken_to_are_no_one(detector: LocalPiiDetector, text: str) -> None:
+    assert not any(span.entity_type == "PERSON" for span in detector.detect(text))

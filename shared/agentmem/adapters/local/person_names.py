@@ -110,7 +110,14 @@ _PARTICLES = frozenset(
 )  # fmt: skip
 _TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Madam|Mme|Mlle|Herr|Frau|Sr|Sra|Srta|Rev|Fr)"
 # Cues after which capitalised words are a name.
-_TITLE_CUE = re.compile(rf"\b{_TITLES}\.?[ \t]+(?=[^\W\d_])")
+_TITLE_CUE = re.compile(rf"\b(?:{_TITLES}\.?|(?i:mr|mrs|ms|dr|prof)\.)[ \t]+(?=[^\W\d_])")  # "ms. Döring" too
+# After a verb of speaking and "to" / "at", a greeting, or before a possessive and a relative, capitalised
+# words are someone: "shouted at Odobašić", "said Barbu to Biagiotti", "Hi Leconte,", "Costanzi's kid".
+_SPOKEN_TO_CUE = re.compile(
+    r"\b(?:said|says|shout(?:s|ed)?|yell(?:s|ed)?|scream(?:s|ed)?|whisper(?:s|ed)?|spoke|talk(?:s|ed)?|wrote)"
+    r"(?:[ \t]+[^\W\d_][\w'’\-]*)?[ \t]+(?:to|at)[ \t]+(?=[^\W\d_])"
+)
+_GREETING_CUE = re.compile(r"(?:^|(?<=[\s\"'(]))(?:Hi|Hello|Hey|Dear|Thanks|Bye)[ \t]+(?=[^\W\d_][^\s,!.]*[,!.:])")
 _SAYS_CUE = re.compile(r"\b(?:says|said|asked|told|replied|wrote|thanked)[ \t]+(?=[^\W\d_])")
 # Verbs after which the capitalised words before them are a person: "Timotea lives on ...".
 _DOES_CUE = re.compile(
@@ -122,12 +129,15 @@ _RELATIVES = (
     r"|co-worker|boss|manager|neighbou?r|landlord|landlady|tenant|mum|mom|mother|dad|father|son|daughter"
     r"|aunt|uncle|niece|nephew|grandma|grandpa|grandmother|grandfather|stepmother|stepfather|flatmate"
     r"|roommate|housemate|classmate|teacher|doctor|dentist|lawyer|nanny|babysitter|mentor|client|patient"
+    r"|kid|child|baby|grandson|granddaughter|stepson|stepdaughter"
 )
+# A possessive before a relative: "Costanzi's kid", "Blin's daughter".
+_RELATIVE_AFTER = re.compile(rf"\b({_LETTER}+(?:-{_LETTER}+)*)['’]s[ \t]+(?:{_RELATIVES})\b")
 # One word that introduces a person's name, a relative, a role or a title: "Aunt", "landlord", "Dr.".
 ROLE_WORD = re.compile(rf"(?i:{_RELATIVES}|aunty?|auntie|uncle|grandma|granny|nan|{_TITLES})\.?")
 _NAME_IS_CUE = re.compile(
     r"\b(?:(?:my|his|her|their|your|maiden|last|first|full|middle|family|given|sur)[ \t]*name[ \t]+(?:is|was)"
-    r"|name[ \t]*[:?]|call(?:ed)?[ \t]+me|known[ \t]+as"
+    r"|name[ \t]*[:?]|call(?:s|ed)?[ \t]+me|known[ \t]+as"
     rf"|(?P<relative>(?:my|our|his|her|their|your)[ \t]+(?:{_RELATIVES}),?))[ \t]+(?=[^\W\d_])",
     re.IGNORECASE,
 )
@@ -335,11 +345,24 @@ class PersonNameFinder:
                 add(match.start(group), match.end(group), CUE_SCORE)
         # A name called at the start of a sentence before a question or a request ("Kuba, can I ...");
         # not a common word ("Honey, can you", "Mark, do you": mostly written in lower case).
+        # Someone spoken to, greeted, or whose relative is named: only names of the gazetteer or words no
+        # dictionary holds ("Hello World!", "wrote to Support" are no one).
+        for cue in (_SPOKEN_TO_CUE, _GREETING_CUE):
+            for match in cue.finditer(text):
+                run = trimmed(_run_after(text, words, match.end()))
+                if run and all(
+                    gazetteer.is_name(word.text) or _unknown_word(word.text, every_word, ordinary) for word in run
+                ):
+                    add(run[0].start, run[-1].end, CUE_SCORE)
+        for match in _RELATIVE_AFTER.finditer(text):
+            word = match.group(1)
+            if word[0].isupper() and (gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary)):
+                add(match.start(1), match.end(1), CUE_SCORE)
         for match in _CALLED_BY_NAME.finditer(text):
             word = match.group(1)
             if (
                 word[0].isupper()
-                and gazetteer.is_name(word)
+                and (gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary))
                 and word.casefold() not in ordinary
                 and (word.casefold() not in known or not usually_lower_case(word))
             ):
