@@ -213,3 +213,9 @@ def test_people_greeted_spoken_to_or_named_by_a_relative_are_found(
 @pytest.mark.parametrize("text", ["Hello World! This is a test.", "I wrote to Support about the outage."])
 def test_english_words_after_a_greeting_or_spoken_to_are_no_one(detector: LocalPiiDetector, text: str) -> None:
     assert not any(span.entity_type == "PERSON" for span in detector.detect(text))
+
+
+def test_a_firm_line_is_no_name_and_the_name_under_it_is_found(detector: LocalPiiDetector) -> None:
+    text = ">Sindre Lothe\n>Bakken og Sønner\n>Ane Kvamsdal\n>3654 Brixtonlaan 380\n>Suite 727"
+    assert ("PERSON", "Ane Kvamsdal") in found(detector, text)
+    assert "PERSON" not in types_of(detector, text, "Sønner")

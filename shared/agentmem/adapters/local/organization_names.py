@@ -42,6 +42,14 @@ _CAP = r"\p{Lu}[\p{L}\p{M}&'’\-]*"
 _NAMES = rf"(?:{_CAP}|\d{{1,4}})(?:[ \t]+(?:{_CAP}|&))*?"
 
 
+def a_legal_form(word: str) -> bool:
+    """True when ``word`` ends a company's name as a legal form, hand-written or Faker's ("Oyj", "Sønner")."""
+    import regex
+
+    hand_written = regex.fullmatch(rf"(?:{_LEGAL_FORMS})", word) is not None
+    return hand_written or any(form == word or form.endswith(" " + word) for form in company_forms())
+
+
 def build_recognizers() -> list[PatternRecognizer]:
     """Presidio ``PatternRecognizer``s for ORGANIZATION with the patterns above."""
     import regex

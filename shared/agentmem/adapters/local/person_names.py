@@ -33,6 +33,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from agentmem.adapters.local import organization_names
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import NameGazetteer, fold, ordinary_words, shared_gazetteer
 from agentmem.adapters.local.word_case import usually_lower_case
@@ -92,9 +93,10 @@ _CALLED_BY_NAME = re.compile(
 _QUOTE = r"(?:>|\?{3}|\|)?[ \t]*"
 _ATOP_AN_ADDRESS = re.compile(
     rf"^{_QUOTE}((?:{_LETTER}+(?:['’\-]{_LETTER}+)*\.?[ \t]+){{1,3}}{_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]*\n"
-    rf"(?:[ \t]*\n)?(?:{_QUOTE}[^\d\n]{{2,60}}\n)?{_QUOTE}"
-    r"(?=\d{1,6}[ \t]+[^\W\d_]"
-    r"|(?i:unit|apt\.?|apartment|suite|flat|p\.?[ \t]?o\.?[ \t]+box|psc|us(?:s|ns|cgc))[ \t]+\w)",
+    # the rest looked at, not taken: the next line may hold a name of its own (">Firm\n>Ane Vojković\n>3654 ...")
+    rf"(?=(?:[ \t]*\n)?(?:{_QUOTE}[^\d\n]{{2,60}}\n)?{_QUOTE}"
+    r"(?:\d{1,6}[ \t]+[^\W\d_]"
+    r"|(?i:unit|apt\.?|apartment|suite|flat|p\.?[ \t]?o\.?[ \t]+box|psc|us(?:s|ns|cgc))[ \t]+\w))",
     re.MULTILINE,
 )
 # A word that takes a person as its object, then one lower-case word: "gender of frederikke", "me nina,".
@@ -371,7 +373,7 @@ class PersonNameFinder:
         # dictionary holds ("Duqyaha Karataev"; not "Shipping details").
         for match in _ATOP_AN_ADDRESS.finditer(text):
             names = [word.text for word in _words(match.group(1))]
-            if all(
+            if not organization_names.a_legal_form(names[-1]) and all(
                 len(word.rstrip(".")) == 1 or gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary)
                 for word in names
             ) and sum(len(word) > 2 for word in names) >= 2:
