@@ -219,3 +219,27 @@ def test_a_firm_line_is_no_name_and_the_name_under_it_is_found(detector: LocalPi
     text = ">Sindre Lothe\n>Bakken og Sønner\n>Ane Kvamsdal\n>3654 Brixtonlaan 380\n>Suite 727"
     assert ("PERSON", "Ane Kvamsdal") in found(detector, text)
     assert "PERSON" not in types_of(detector, text, "Sønner")
+
+
+def test_the_speakers_of_a_dialogue_are_people_and_form_labels_are_not(detector: LocalPiiDetector) -> None:
+    dialogue = "Brandão: What a day.\nKvitsøy: Remember me?\nHalloway: You saved my life!"
+    assert {("PERSON", "Brandão"), ("PERSON", "Kvitsøy"), ("PERSON", "Halloway")} <= found(detector, dialogue)
+    form = "Date: 2003-08-28\nPhone: 555 0100\nStatus: open"
+    assert not any(span.entity_type == "PERSON" for span in detector.detect(form))
+
+
+@pytest.mark.parametrize(
+    ("text", "person"),
+    [
+        ("Zdravko is very dependable. You can always count on him.", "Zdravko"),
+        ("Wieczorkowa is a very patient person. They listen well.", "Wieczorkowa"),
+    ],
+)
+def test_one_word_described_as_a_person_is_found(detector: LocalPiiDetector, text: str, person: str) -> None:
+    assert ("PERSON", person) in found(detector, text)
+
+
+def test_a_thing_described_then_called_it_is_no_person(detector: LocalPiiDetector) -> None:
+    assert not any(
+        span.entity_type == "PERSON" for span in detector.detect("Kvarnex is very reliable. You can depend on it.")
+    )

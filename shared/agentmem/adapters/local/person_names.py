@@ -133,6 +133,18 @@ _RELATIVES = (
     r"|roommate|housemate|classmate|teacher|doctor|dentist|lawyer|nanny|babysitter|mentor|client|patient"
     r"|kid|child|baby|grandson|granddaughter|stepson|stepdaughter"
 )
+# A speaker's name opening a line of a dialogue: "Gonçalves: Remember me?", "Machová:\"I'm ...\"".
+_SPEAKER = re.compile(
+    rf"^[ \t]*({_LETTER}+(?:['’\-]{_LETTER}+)*(?:[ \t]+{_LETTER}+(?:['’\-]{_LETTER}+)*)?)[ \t]*:", re.MULTILINE
+)
+# One word a sentence says is a kind of person, or describes before a personal pronoun takes it up: "Kowalak
+# is a very sympathetic person", "Vsevolod is very reliable. You can always depend on him."
+_DESCRIBED_AS_A_PERSON = re.compile(
+    rf"(?:^|(?<=[.!?\n] )|(?<=[.!?\n]))({_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]+(?:is|was)[ \t]+"
+    r"(?:(?:a|an)[ \t]+(?:(?:very|so|really|quite|truly)[ \t]+)?[a-z\-]+[ \t]+"
+    r"(?:person|guy|man|woman|girl|boy|lady|gentleman|listener|friend|colleague|kid|child)\b"
+    r"|(?:very|so|really|quite|truly)[ \t]+[a-z\-]+[.!][^\n]{0,60}?\b(?:he|she|him|her|his|himself|herself)\b)"
+)
 # A possessive before a relative: "Costanzi's kid", "Blin's daughter".
 _RELATIVE_AFTER = re.compile(rf"\b({_LETTER}+(?:-{_LETTER}+)*)['’]s[ \t]+(?:{_RELATIVES})\b")
 # One word that introduces a person's name, a relative, a role or a title: "Aunt", "landlord", "Dr.".
@@ -359,6 +371,29 @@ class PersonNameFinder:
         for match in _RELATIVE_AFTER.finditer(text):
             word = match.group(1)
             if word[0].isupper() and (gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary)):
+                add(match.start(1), match.end(1), CUE_SCORE)
+        # The speakers of a dialogue, two lines or more opening with a name and a colon; names of the gazetteer
+        # or words no dictionary holds only ("Date:", "Phone:", "User:", "Bot:" are labels).
+        speakers = [
+            match for match in _SPEAKER.finditer(text)
+            if all(
+                word[:1].isupper()
+                and word.casefold() not in ordinary
+                and (
+                    (gazetteer.is_name(word) and not usually_lower_case(word))
+                    or _unknown_word(word, every_word, ordinary)
+                )
+                for word in match.group(1).split()
+            )
+        ]
+        if len(speakers) >= 2:
+            for match in speakers:
+                add(match.start(1), match.end(1), CUE_SCORE)
+        for match in _DESCRIBED_AS_A_PERSON.finditer(text):
+            word = match.group(1)
+            if word[:1].isupper() and word.casefold() not in ordinary and (
+                (gazetteer.is_name(word) and not usually_lower_case(word)) or _unknown_word(word, every_word, ordinary)
+            ):
                 add(match.start(1), match.end(1), CUE_SCORE)
         for match in _CALLED_BY_NAME.finditer(text):
             word = match.group(1)
