@@ -37,6 +37,9 @@ def types_of(detector: LocalPiiDetector, text: str, value: str) -> set[str]:
         ("I'm in Sandviken, at the trade fair", "Sandviken"),
         ("She is originally from Trnava and speaks four languages.", "Trnava"),
         ("Pavla Horáková lives at 4410 Kaevu 17, Kärdla", "Kärdla"),
+        ("Lipik was super fun to visit!", "Lipik"),
+        ("The envoy arrived at Zeerijp this morning from Litija.", "Litija"),
+        ("In München they have company songs.", "München"),
     ],
 )
 def test_a_town_after_a_verb_of_going_or_a_street_is_masked_as_a_place(  # spaCy's person, or its firm

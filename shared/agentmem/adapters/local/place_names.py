@@ -24,7 +24,14 @@ _GOING_TO = re.compile(
     r"|(?:\b(?i:am|are|was|were)|(?<=\w)['’](?:m|re))[ \t]+(?i:in|near)[ \t]+$"
     # where someone comes from: "originally from Kosihovce", "We moved here from Jablonec nad Jizerou"
     r"|\b(?i:originally|here|there)[ \t]+from[ \t]+$"
+    # "grew up in Eckernförde", "visiting Lipik", "home city Trstín", "this morning from Litija", a sentence
+    # opening with "In" ("In München they have ...")
+    r"|\b(?i:grew[ \t]+up[ \t]+(?:in|at|near)|visit(?:ed|ing|s)?|home[ \t]+(?:city|town|village))[ \t]+$"
+    r"|\b(?i:this|that|the[ \t]+next)[ \t]+(?i:morning|afternoon|evening|night|week)[ \t]+from[ \t]+$"
+    r"|(?:^|[.!?\n][ \t]*)In[ \t]+$"
 )
+# After the name: "Lipik was super fun to visit!".
+_A_PLACE_TO_VISIT = re.compile(r"[ \t]+(?:is|was|are|were)[ \t]+(?:[a-z]+[ \t]+){0,3}to[ \t]+visit\b")
 # Journeys only, for a word spaCy called an organisation: "flew to Kuressaare", "arrived at Lenart", "lives
 # in Vantaa" (not "moved to", "I'm in": "We moved to Kubernetes", "I'm in Slack" name software).
 _TRAVELLED_TO = re.compile(
@@ -99,7 +106,10 @@ def reads_as_a_place(text: str, start: int, end: int, streets: list[tuple[int, i
     if (
         _PLACE_WORDS.fullmatch(value) is not None
         and all(word[:1].isupper() for word in value.split()[1:] if len(word) > 3)
-        and _GOING_TO.search(text, max(0, start - 40), start) is not None
+        and (
+            _GOING_TO.search(text, max(0, start - 40), start) is not None
+            or _A_PLACE_TO_VISIT.match(text, end) is not None
+        )
     ):
         return True
     if _ONE_WORD.fullmatch(value) is None:
