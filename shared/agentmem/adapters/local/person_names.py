@@ -68,7 +68,7 @@ _SPOKEN_TO = re.compile(
     r"\b(?i:said|says|say|shout(?:s|ed)?|yell(?:s|ed)?|scream(?:s|ed)?|whisper(?:s|ed)?|spoke|speak(?:s|ing)?"
     r"|talk(?:s|ed|ing)?|wrote|write|writes|repl(?:y|ies|ied)|explain(?:s|ed)|wave[sd]?|smile[sd]?|nod(?:s|ded)"
     r"|laugh(?:s|ed)|stare[sd]?|look(?:s|ed)|turn(?:s|ed)|point(?:s|ed)|complain(?:s|ed)|apologi[sz]e[sd]?)"
-    r"(?:[ \t]+[^\W\d_][\w'’\-]*)?[ \t]+(?i:to|at)[ \t]+$"
+    r"(?:[ \t]+[^\W\d_][\w'’\-]*){0,2}[ \t]+(?i:to|at)[ \t]+$"
 )
 # A work after "the" and the word that names its author, or the author's possessive: "the Sokolov novel",
 # "the Ronner song", "Mccullough's song".
@@ -117,7 +117,7 @@ _TITLE_CUE = re.compile(rf"\b(?:{_TITLES}\.?|(?i:mr|mrs|ms|dr|prof)\.)[ \t]+(?=[
 # words are someone: "shouted at Odobašić", "said Barbu to Biagiotti", "Hi Leconte,", "Costanzi's kid".
 _SPOKEN_TO_CUE = re.compile(
     r"\b(?:said|says|shout(?:s|ed)?|yell(?:s|ed)?|scream(?:s|ed)?|whisper(?:s|ed)?|spoke|talk(?:s|ed)?|wrote)"
-    r"(?:[ \t]+[^\W\d_][\w'’\-]*)?[ \t]+(?:to|at)[ \t]+(?=[^\W\d_])"
+    r"(?:[ \t]+[^\W\d_][\w'’\-]*){0,2}[ \t]+(?:to|at)[ \t]+(?=[^\W\d_])"
 )
 _GREETING_CUE = re.compile(r"(?:^|(?<=[\s\"'(]))(?:Hi|Hello|Hey|Dear|Thanks|Bye)[ \t]+(?=[^\W\d_][^\s,!.]*[,!.:])")
 _SAYS_CUE = re.compile(r"\b(?:says|said|asked|told|replied|wrote|thanked)[ \t]+(?=[^\W\d_])")
