@@ -246,3 +246,8 @@ def test_a_thing_described_then_called_it_is_no_person(detector: LocalPiiDetecto
     assert not any(
         span.entity_type == "PERSON" for span in detector.detect("Kvarnex is very reliable. You can depend on it.")
     )
+
+
+def test_the_one_something_is_given_to_is_someone(detector: LocalPiiDetector) -> None:
+    assert ("PERSON", "Vaitkutė") in found(detector, "Jonas had given Vaitkutė his address last week")
+    assert not any(span.entity_type == "PERSON" for span in detector.detect("I sent Support my logs"))

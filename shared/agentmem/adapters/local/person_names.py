@@ -145,6 +145,11 @@ _DESCRIBED_AS_A_PERSON = re.compile(
     r"(?:person|guy|man|woman|girl|boy|lady|gentleman|listener|friend|colleague|kid|child)\b"
     r"|(?:very|so|really|quite|truly)[ \t]+[a-z\-]+[.!][^\n]{0,60}?\b(?:he|she|him|her|his|himself|herself)\b)"
 )
+# The one something is given, before what is given: "had given Līce his address", "sent Ottilie her keys".
+_GIVEN_TO = re.compile(
+    rf"\b(?:gave|given|give|gives|giving|sent|send|sends|showed|shown|show|handed|hand|lent|lend|offered|offer"
+    rf"|told|tell|asked|ask)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]+(?:his|her|their|my|your|our)\b"
+)
 # A possessive before a relative: "Costanzi's kid", "Blin's daughter".
 _RELATIVE_AFTER = re.compile(rf"\b({_LETTER}+(?:-{_LETTER}+)*)['’]s[ \t]+(?:{_RELATIVES})\b")
 # One word that introduces a person's name, a relative, a role or a title: "Aunt", "landlord", "Dr.".
@@ -368,6 +373,12 @@ class PersonNameFinder:
                     gazetteer.is_name(word.text) or _unknown_word(word.text, every_word, ordinary) for word in run
                 ):
                     add(run[0].start, run[-1].end, CUE_SCORE)
+        for match in _GIVEN_TO.finditer(text):
+            word = match.group(1)
+            if word[:1].isupper() and word.casefold() not in ordinary and (
+                (gazetteer.is_name(word) and not usually_lower_case(word)) or _unknown_word(word, every_word, ordinary)
+            ):
+                add(match.start(1), match.end(1), CUE_SCORE)
         for match in _RELATIVE_AFTER.finditer(text):
             word = match.group(1)
             if word[0].isupper() and (gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary)):
