@@ -5,7 +5,8 @@ Dates in general are not masked (a masked date takes the timeline out of a memor
 "date of birth", "birth date" or "birthday" comes just before it, with at most a few linking words
 ("born on the", "DOB:", "date of birth is", "birthday was"): "17/04/1986", "1986-04-17", "17.4.1986",
 "17 April 1986", "April 17, 1986", "the 17th of April 1986", "17th Apr 1986", and after "birthday" a
-day and month alone ("my birthday is 17 April"). The span is the date only, reported as DATE_TIME
+day and month alone ("my birthday is 17 April"); or in the reply that follows the words in the same line
+("Please tell me your date of birth. It's 8/12/1991"). The span is the date only, reported as DATE_TIME
 (Presidio's type; the token is ``DATE``).
 """
 
@@ -34,6 +35,8 @@ _WRITTEN = (
 )
 _DAY_AND_MONTH = rf"(?:(?:the[ \t]+)?{_DAY}(?:[ \t]+of)?[ \t]+{_MONTH}|{_MONTH}[ \t]+{_DAY})"
 _LINK = r"(?:[ \t]*[:\-]|[ \t]+(?:is|was|on|in|at|:))*[ \t]*"
+# The words a reply opens with, after a question or a label that asks for the date: "It's", "Mine is".
+_ANSWER = r"(?:it['’]s|it[ \t]+is|it[ \t]+was|that['’]s|mine[ \t]+is|sure,?[ \t]+it['’]s)"
 _CUE = r"\b(?:born|dob|d\.o\.b\.?|date[ \t]+of[ \t]+birth|birth[ \t]?date|birthday)"
 
 
@@ -45,6 +48,12 @@ def build_recognizer() -> PatternRecognizer:
     end = r"(?![\p{L}\d])"
     patterns = [
         Pattern("date after a birth word", rf"(?<={_CUE}{_LINK})(?:{_NUMERIC}|{_WRITTEN}){end}", 0.95),
+        # The answer after the question: "Please tell me your date of birth. It's 8/12/1991".
+        Pattern(
+            "date answering a birth word",
+            rf"(?<={_CUE}[^\n.?!]{{0,30}}[.?!:][ \t]*{_ANSWER}[ \t]+)(?:{_NUMERIC}|{_WRITTEN}){end}",
+            0.9,
+        ),
         Pattern("birthday without a year", rf"(?<=\bbirthday{_LINK}){_DAY_AND_MONTH}{end}", 0.9),
     ]
     return PatternRecognizer(

@@ -223,6 +223,8 @@ def describes_a_thing(text: str, start: int, end: int) -> bool:
         closing = _NEXT_WORD.match(text, after.end())
         return _a_noun(after.group(1)) and (closing is None or not _a_noun(closing.group(1)))
     head = after.group(1)
+    if head.endswith(_STYLE_SUFFIXES) or word.endswith(_STYLE_SUFFIXES):
+        return True  # a style of a dish: "Iranian new york-style pizza", "Thai home-style curry"
     if participle(word):
         return noun_lemma(head) or plural_noun(head)
     # An adjective that is no noun ("a Swiss national" is a person), then a noun, two nouns (below) or a word
@@ -238,6 +240,17 @@ def describes_a_thing(text: str, start: int, end: int) -> bool:
         # introduces it as one thing of a kind, a firm or a people's ("a Swedish multinational investment bank").
         return not introduced
     return nouns == 1 or (nouns == 0 and _unknown_word(head))
+
+
+# The end of a compound that names a style or a flavour of a thing, not a people: "new york-style".
+_STYLE_SUFFIXES = ("-style", "-flavored", "-flavoured", "-inspired", "-themed")
+# Nouns of what a make or a model has and a person does not: "Fiat Croma support ends", "Ford Explorer
+# recall". Before one of them even a run of names opens the phrase of a product ("Maren Solberg phone is
+# off" stays a person: people have phones).
+PRODUCT_NOUNS = frozenset(
+    {"support", "warranty", "firmware", "recall", "recalls", "lineup", "drivetrain", "engine", "gearbox",
+     "transmission", "specs", "chassis", "bodywork", "facelift", "production", "trim", "variant", "dealership"}
+)  # fmt: skip
 
 
 def within_a_dish_name(text: str, start: int, nationality_ends: list[int]) -> bool:

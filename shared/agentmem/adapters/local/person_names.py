@@ -33,8 +33,10 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from agentmem.adapters.local import organization_names
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import NameGazetteer, fold, ordinary_words, shared_gazetteer
+from agentmem.adapters.local.word_case import usually_lower_case
 
 if TYPE_CHECKING:
     from presidio_analyzer import EntityRecognizer, RecognizerResult
@@ -60,6 +62,48 @@ _WORD = re.compile(rf"{_LETTER}+(?:['’\-]{_LETTER}+)*(?:(?<=\b[^\W\d_])\.)?")
 _LIST = re.compile(r"\b[^\W\d_]+(?:,[ \t]+[^\W\d_]+)+,?[ \t]+and[ \t]+[^\W\d_]+\b")
 # A preposition of place just before a word: "arrived at", "flew to", "in", "from".
 _PLACE_BEFORE = re.compile(r"\b(?:in|at|to|from|near|via|towards?)[ \t]+$", re.IGNORECASE)
+# ... unless a verb of speaking, or one and its subject, comes before it: "said Maslin to Antonio",
+# "shouted at Tiffany", "talked to Vsevolod": the word spoken to is someone.
+_SPOKEN_TO = re.compile(
+    r"\b(?i:said|says|say|shout(?:s|ed)?|yell(?:s|ed)?|scream(?:s|ed)?|whisper(?:s|ed)?|spoke|speak(?:s|ing)?"
+    r"|talk(?:s|ed|ing)?|wrote|write|writes|repl(?:y|ies|ied)|explain(?:s|ed)|wave[sd]?|smile[sd]?|nod(?:s|ded)"
+    r"|laugh(?:s|ed)|stare[sd]?|look(?:s|ed)|turn(?:s|ed)|point(?:s|ed)|complain(?:s|ed)|apologi[sz]e[sd]?)"
+    r"(?:[ \t]+[^\W\d_][\w'’\-]*){0,2}[ \t]+(?i:to|at)[ \t]+$"
+)
+# A work after "the" and the word that names its author, or the author's possessive: "the Sokolov novel",
+# "the Ronner song", "Mccullough's song".
+_WORKS = (
+    r"novels?|books?|songs?|films?|movies?|albums?|versions?|recordings?|paintings?|plays?|operas?|poems?"
+    r"|symphon(?:y|ies)|biograph(?:y|ies)|memoirs?|stor(?:y|ies)|essays?|cover|remix|translation|adaptation"
+)
+_AUTHOR_OF_A_WORK = re.compile(
+    rf"\b(?i:the)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*)(?=[ \t]+(?:{_WORKS})\b)"
+    rf"|\b({_LETTER}+(?:-{_LETTER}+)*)(?=['’]s[ \t]+(?:{_WORKS})\b)"  # "Mccullough's song"
+)
+# A name called at the start of a sentence, before a question or a request: "Kuba, can I please speak to
+# your boss?", "Ilse, would you ...".
+_CALLED_BY_NAME = re.compile(
+    rf"(?:^|(?<=[.!?\n] )|(?<=[.!?\n]))({_LETTER}+(?:['’\-]{_LETTER}+)*),[ \t]+"
+    r"(?=(?i:can|could|would|will|shall|please|do|did|are|have|thanks|thank|you|your|let's|let|i'm|we're|how"
+    r"|what|where|when|why|is)\b)"
+)
+# A line that is only two to four words (an initial among them), then, one line further at most, a line
+# that opens with a house number and a word, a unit or a box: the name on top of a postal address
+# ("Duqyaha Karataev\n\n3657 Laukaantie 80", "emidio p lombardo\ngarcia-smith\nunit 1009 box 0219").
+_QUOTE = r"(?:>|\?{3}|\|)?[ \t]*"
+_ATOP_AN_ADDRESS = re.compile(
+    rf"^{_QUOTE}((?:{_LETTER}+(?:['’\-]{_LETTER}+)*\.?[ \t]+){{1,3}}{_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]*\n"
+    # the rest looked at, not taken: the next line may hold a name of its own (">Firm\n>Ane Vojković\n>3654 ...")
+    rf"(?=(?:[ \t]*\n)?(?:{_QUOTE}[^\d\n]{{2,60}}\n)?{_QUOTE}"
+    r"(?:\d{1,6}[ \t]+[^\W\d_]"
+    r"|(?i:unit|apt\.?|apartment|suite|flat|p\.?[ \t]?o\.?[ \t]+box|psc|us(?:s|ns|cgc))[ \t]+\w))",
+    re.MULTILINE,
+)
+# A word that takes a person as its object, then one lower-case word: "gender of frederikke", "me nina,".
+_LOWER_NAME_AFTER = re.compile(
+    rf"\b(?:of|me|with|to|for|from|by|ask|tell|call|told|asked|and)[ \t]+({_LETTER}+)(?=[ \t]*(?:[,.;:!?]|$|[ \t]"
+    r"(?:has|had|is|was|says|said|and|will|would)\b))",
+)
 _POSSESSIVE = re.compile(r"['’]s$")
 # Lower-case words inside a name: "Willemine ten Pas", "Ludwig van Beethoven", "Maria da Silva".
 _PARTICLES = frozenset(
@@ -68,7 +112,14 @@ _PARTICLES = frozenset(
 )  # fmt: skip
 _TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Madam|Mme|Mlle|Herr|Frau|Sr|Sra|Srta|Rev|Fr)"
 # Cues after which capitalised words are a name.
-_TITLE_CUE = re.compile(rf"\b{_TITLES}\.?[ \t]+(?=[^\W\d_])")
+_TITLE_CUE = re.compile(rf"\b(?:{_TITLES}\.?|(?i:mr|mrs|ms|dr|prof)\.)[ \t]+(?=[^\W\d_])")  # "ms. Döring" too
+# After a verb of speaking and "to" / "at", a greeting, or before a possessive and a relative, capitalised
+# words are someone: "shouted at Odobašić", "said Barbu to Biagiotti", "Hi Leconte,", "Costanzi's kid".
+_SPOKEN_TO_CUE = re.compile(
+    r"\b(?:said|says|shout(?:s|ed)?|yell(?:s|ed)?|scream(?:s|ed)?|whisper(?:s|ed)?|spoke|talk(?:s|ed)?|wrote)"
+    r"(?:[ \t]+[^\W\d_][\w'’\-]*){0,2}[ \t]+(?:to|at)[ \t]+(?=[^\W\d_])"
+)
+_GREETING_CUE = re.compile(r"(?:^|(?<=[\s\"'(]))(?:Hi|Hello|Hey|Dear|Thanks|Bye)[ \t]+(?=[^\W\d_][^\s,!.]*[,!.:])")
 _SAYS_CUE = re.compile(r"\b(?:says|said|asked|told|replied|wrote|thanked)[ \t]+(?=[^\W\d_])")
 # Verbs after which the capitalised words before them are a person: "Timotea lives on ...".
 _DOES_CUE = re.compile(
@@ -80,12 +131,32 @@ _RELATIVES = (
     r"|co-worker|boss|manager|neighbou?r|landlord|landlady|tenant|mum|mom|mother|dad|father|son|daughter"
     r"|aunt|uncle|niece|nephew|grandma|grandpa|grandmother|grandfather|stepmother|stepfather|flatmate"
     r"|roommate|housemate|classmate|teacher|doctor|dentist|lawyer|nanny|babysitter|mentor|client|patient"
+    r"|kid|child|baby|grandson|granddaughter|stepson|stepdaughter"
 )
+# A speaker's name opening a line of a dialogue: "Gonçalves: Remember me?", "Machová:\"I'm ...\"".
+_SPEAKER = re.compile(
+    rf"^[ \t]*({_LETTER}+(?:['’\-]{_LETTER}+)*(?:[ \t]+{_LETTER}+(?:['’\-]{_LETTER}+)*)?)[ \t]*:", re.MULTILINE
+)
+# One word a sentence says is a kind of person, or describes before a personal pronoun takes it up: "Kowalak
+# is a very sympathetic person", "Vsevolod is very reliable. You can always depend on him."
+_DESCRIBED_AS_A_PERSON = re.compile(
+    rf"(?:^|(?<=[.!?\n] )|(?<=[.!?\n]))({_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]+(?:is|was)[ \t]+"
+    r"(?:(?:a|an)[ \t]+(?:(?:very|so|really|quite|truly)[ \t]+)?[a-z\-]+[ \t]+"
+    r"(?:person|guy|man|woman|girl|boy|lady|gentleman|listener|friend|colleague|kid|child)\b"
+    r"|(?:very|so|really|quite|truly)[ \t]+[a-z\-]+[.!][^\n]{0,60}?\b(?:he|she|him|her|his|himself|herself)\b)"
+)
+# The one something is given, before what is given: "had given Līce his address", "sent Ottilie her keys".
+_GIVEN_TO = re.compile(
+    rf"\b(?:gave|given|give|gives|giving|sent|send|sends|showed|shown|show|handed|hand|lent|lend|offered|offer"
+    rf"|told|tell|asked|ask)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]+(?:his|her|their|my|your|our)\b"
+)
+# A possessive before a relative: "Costanzi's kid", "Blin's daughter".
+_RELATIVE_AFTER = re.compile(rf"\b({_LETTER}+(?:-{_LETTER}+)*)['’]s[ \t]+(?:{_RELATIVES})\b")
 # One word that introduces a person's name, a relative, a role or a title: "Aunt", "landlord", "Dr.".
 ROLE_WORD = re.compile(rf"(?i:{_RELATIVES}|aunty?|auntie|uncle|grandma|granny|nan|{_TITLES})\.?")
 _NAME_IS_CUE = re.compile(
     r"\b(?:(?:my|his|her|their|your|maiden|last|first|full|middle|family|given|sur)[ \t]*name[ \t]+(?:is|was)"
-    r"|name[ \t]*[:?]|call(?:ed)?[ \t]+me|known[ \t]+as"
+    r"|name[ \t]*[:?]|call(?:s|ed)?[ \t]+me|known[ \t]+as"
     rf"|(?P<relative>(?:my|our|his|her|their|your)[ \t]+(?:{_RELATIVES}),?))[ \t]+(?=[^\W\d_])",
     re.IGNORECASE,
 )
@@ -96,6 +167,11 @@ def _folded_words() -> frozenset[str]:
     """WordNet's words and the same words without diacritics ("cafe" for "café")."""
     known = wordnet_words(VERB, ADJECTIVE, ADVERB, NOUN)
     return known | {fold(word) for word in known}
+
+
+def _spoken_to(text: str, start: int) -> bool:
+    """True when a verb of speaking (and its subject) and "to" / "at" come just before ``start``."""
+    return _SPOKEN_TO.search(text, max(0, start - 60), start) is not None
 
 
 def _unknown_word(word: str, *dictionaries: frozenset[str]) -> bool:
@@ -227,7 +303,7 @@ class PersonNameFinder:
             run = trimmed(run)
             if not run:
                 continue
-            if len(run) == 1 and _PLACE_BEFORE.search(text, 0, run[0].start):
+            if len(run) == 1 and _PLACE_BEFORE.search(text, 0, run[0].start) and not _spoken_to(text, run[0].start):
                 continue  # "flew to Coles", "I am in Akureyri": one word after a place's preposition
             if len(run) == 1 and run[0].text.casefold() in english:
                 continue  # "Love it!", "Glad to hear": one word that is also an English verb or adjective
@@ -277,6 +353,88 @@ class PersonNameFinder:
                     and not any(first.start < b_end and b_start < second.end for b_start, b_end in labelled)
                 ):
                     add(first.start, second.end, UNKNOWN_PAIR_SCORE)
+        # The author of a work ("the Sokolov novel"): a word no dictionary holds or a surname mostly written
+        # capitalised, as before any noun ("the Johnson novel"; not "the Baker song", a common word).
+        for match in _AUTHOR_OF_A_WORK.finditer(text):
+            group = 1 if match.group(1) else 2
+            word = match.group(group)
+            if word[0].isupper() and word.casefold() not in ordinary and (
+                _unknown_word(word, every_word, ordinary) or (gazetteer.is_last(word) and not usually_lower_case(word))
+            ):
+                add(match.start(group), match.end(group), CUE_SCORE)
+        # A name called at the start of a sentence before a question or a request ("Kuba, can I ...");
+        # not a common word ("Honey, can you", "Mark, do you": mostly written in lower case).
+        # Someone spoken to, greeted, or whose relative is named: only names of the gazetteer or words no
+        # dictionary holds ("Hello World!", "wrote to Support" are no one).
+        for cue in (_SPOKEN_TO_CUE, _GREETING_CUE):
+            for match in cue.finditer(text):
+                run = trimmed(_run_after(text, words, match.end()))
+                if run and all(
+                    gazetteer.is_name(word.text) or _unknown_word(word.text, every_word, ordinary) for word in run
+                ):
+                    add(run[0].start, run[-1].end, CUE_SCORE)
+        for match in _GIVEN_TO.finditer(text):
+            word = match.group(1)
+            if word[:1].isupper() and word.casefold() not in ordinary and (
+                (gazetteer.is_name(word) and not usually_lower_case(word)) or _unknown_word(word, every_word, ordinary)
+            ):
+                add(match.start(1), match.end(1), CUE_SCORE)
+        for match in _RELATIVE_AFTER.finditer(text):
+            word = match.group(1)
+            if word[0].isupper() and (gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary)):
+                add(match.start(1), match.end(1), CUE_SCORE)
+        # The speakers of a dialogue, two lines or more opening with a name and a colon; names of the gazetteer
+        # or words no dictionary holds only ("Date:", "Phone:", "User:", "Bot:" are labels).
+        speakers = [
+            match for match in _SPEAKER.finditer(text)
+            if all(
+                word[:1].isupper()
+                and word.casefold() not in ordinary
+                and (
+                    (gazetteer.is_name(word) and not usually_lower_case(word))
+                    or _unknown_word(word, every_word, ordinary)
+                )
+                for word in match.group(1).split()
+            )
+        ]
+        if len(speakers) >= 2:
+            for match in speakers:
+                add(match.start(1), match.end(1), CUE_SCORE)
+        for match in _DESCRIBED_AS_A_PERSON.finditer(text):
+            word = match.group(1)
+            if word[:1].isupper() and word.casefold() not in ordinary and (
+                (gazetteer.is_name(word) and not usually_lower_case(word)) or _unknown_word(word, every_word, ordinary)
+            ):
+                add(match.start(1), match.end(1), CUE_SCORE)
+        for match in _CALLED_BY_NAME.finditer(text):
+            word = match.group(1)
+            if (
+                word[0].isupper()
+                and (gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary))
+                and word.casefold() not in ordinary
+                and (word.casefold() not in known or not usually_lower_case(word))
+            ):
+                add(match.start(1), match.end(1), CUE_SCORE)
+        # The name on top of a postal address: its words are names of the gazetteer, initials or words no
+        # dictionary holds ("Duqyaha Karataev"; not "Shipping details").
+        for match in _ATOP_AN_ADDRESS.finditer(text):
+            names = [word.text for word in _words(match.group(1))]
+            if not organization_names.a_legal_form(names[-1]) and all(
+                len(word.rstrip(".")) == 1 or gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary)
+                for word in names
+            ) and sum(len(word) > 2 for word in names) >= 2:
+                add(match.start(1), match.end(1), CUE_SCORE)
+        # One lower-case given name that is no English word after a word that takes a person ("the true gender
+        # of frederikke", "leave me nina,"): not a name particle ("del") nor a word of three letters.
+        for match in _LOWER_NAME_AFTER.finditer(text):
+            word = match.group(1)
+            if (
+                len(word) > 3
+                and word not in _PARTICLES
+                and gazetteer.is_first(word)
+                and _unknown_word(word, every_word, ordinary)
+            ):
+                add(match.start(1), match.end(1), GAZETTEER_SCORE)
         # A list of three or more lower-case words, all given names: "silvana, adam, chad and caleb".
         for match in _LIST.finditer(text):
             items = [word for word in _words(match.group()) if word.text != "and"]
@@ -290,7 +448,9 @@ class PersonNameFinder:
         for label, start, end in entities:
             parts = [word for word in words if start <= word.start and word.end <= end]
             # "flew to Coles" is a place; "send it to Agnes Adeyemi" is someone.
-            if label not in _RELABELLED or (len(parts) < 2 and _PLACE_BEFORE.search(text, 0, start)):
+            if label not in _RELABELLED or (
+                len(parts) < 2 and _PLACE_BEFORE.search(text, 0, start) and not _spoken_to(text, start)
+            ):
                 continue
             if (
                 parts

@@ -7,6 +7,7 @@ which would cost it about 45 MiB of memory; without this step its first request 
 
 from __future__ import annotations
 
+from agentmem.adapters.local.company_forms import company_forms
 from agentmem.adapters.local.minilm_onnx import default_cache_dir
 from agentmem.adapters.local.name_gazetteer import shared_gazetteer
 from agentmem.adapters.local.spacy_pipeline import shared_pipeline
@@ -15,9 +16,9 @@ from agentmem.adapters.local.street_words import street_words
 
 def main() -> None:
     ner = type(shared_pipeline().get_pipe("ner")).__name__
-    gazetteer, streets = shared_gazetteer(), street_words()
+    gazetteer, streets, forms = shared_gazetteer(), street_words(), company_forms()
     print(f"{default_cache_dir()}: NER component {ner}, {len(gazetteer.first) + len(gazetteer.last)} names, "
-          f"{len(streets.before) + len(streets.after)} street words")
+          f"{len(streets.before) + len(streets.after)} street words, {len(forms)} company forms")
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from agentmem.adapters.local import (
     noun_phrases,
     organization_names,
     person_names,
+    place_names,
     postal_code,
     street_address,
     thing_names,
@@ -167,6 +168,7 @@ class PresidioPiiDetector:
         ]
         # The ends of spaCy's nationalities: a dish's name may follow one ("Greek alice springs chicken").
         nationality_ends = [result.end for result in results if result.entity_type == NRP]
+        streets = [(result.start, result.end) for result in results if result.entity_type == STREET_ADDRESS]
         spans = []
         for result in results:
             if result.score < self.min_score:
@@ -178,11 +180,14 @@ class PresidioPiiDetector:
                 result.entity_type == ORGANIZATION
                 and not self.spacy_organizations
                 and recognizer == _SPACY_RECOGNIZER
+                and not place_names.a_destination(text, *_trimmed(text, result.start, result.end))
             ):
                 continue
             start, end = _trimmed(text, result.start, result.end)
             if result.entity_type != STREET_ADDRESS:
                 start, end = _first_line(text, start, end)
+            if result.entity_type in _WORD_TYPES and _POSSESSIVE_LAST.search(text, start, end) and end - start > 4:
+                end -= 2  # "Mccullough's song": the name without its possessive, as Presidio's labels have it
             if result.entity_type == PERSON and recognizer == _SPACY_RECOGNIZER:
                 end = thing_names.without_a_trailing_noun(text, start, end)
                 article = _ARTICLE_FIRST.match(text, start, end)
@@ -204,14 +209,24 @@ class PresidioPiiDetector:
                 or (result.entity_type == LOCATION and thing_names.before_a_nationality_of_a_thing(text, start, end))
                 or (result.entity_type == LOCATION and thing_names.a_make_after_an_article(text, start, end))
                 or (result.entity_type == LOCATION and thing_names.after_a_maker(text, start, makers))
-                or (result.entity_type == PERSON and thing_names.a_thing_of_a_nationality(text, start, end))
+                or (result.entity_type in (PERSON, LOCATION) and thing_names.a_thing_of_a_nationality(text, start, end))
                 or (text[start:end].islower() and noun_phrases.within_a_dish_name(text, start, nationality_ends))
                 or (recognizer == _SPACY_RECOGNIZER and _common_lower_case_word(text, start, end, result.entity_type))
+                or (recognizer == _SPACY_RECOGNIZER and result.entity_type == PERSON
+                    and thing_names.a_common_word(text[start:end]))
                 or _a_lone_lower_case_word(text, start, end)
             ):
                 continue
+            entity_type = result.entity_type
+            if (
+                recognizer == _SPACY_RECOGNIZER and (
+                    (entity_type == PERSON and place_names.reads_as_a_place(text, start, end, streets))
+                    or (entity_type == ORGANIZATION and not self.spacy_organizations)  # a destination, above
+                )
+            ) or (entity_type == PERSON and place_names.on_an_address_line(text, start, end, streets)):
+                entity_type = LOCATION  # "flew to Coles", "flew to Kuressaare", ">Valencia 42940": a place
             if start < end:
-                spans.append(PiiSpan(result.entity_type, start, end, text[start:end], result.score))
+                spans.append(PiiSpan(entity_type, start, end, text[start:end], result.score))
         return resolve_overlaps(spans)
 
 
@@ -224,6 +239,7 @@ _IDENTIFIER_RUN = re.compile(r"[\w\-/.@:+#=]+")
 _ARTICLE_FIRST = re.compile(r"[Tt]he[ \t]+(?=\w)")
 # No name or place starts with a possessive: spaCy's "My Eircode", "Your Honour".
 _POSSESSIVE_FIRST = re.compile(r"(?i:my|your|our|his|her|their|its)\b")
+_POSSESSIVE_LAST = re.compile(r"['’]s$")
 _NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
 
 

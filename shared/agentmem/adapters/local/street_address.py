@@ -173,6 +173,14 @@ _INTRODUCED = (
 # are an address only when no English word is among them ("is at Gate 5", "is at Room 12" are not).
 _LOCATED_CUE = r"(?<=\b(?i:is|are|was|were|'s|’s)[ \t]+at[ \t]+)"
 _CORNER_CUE = r"(?<=\b(?i:corner)[ \t]+of[ \t]+)"
+# What a number before a lower-case word may count instead of numbering a house ("Aldi 3 times").
+_COUNTED = r"(?:times|weeks?|days?|hours?|minutes?|months?|years?|people|items?|pieces?|percent|euros?|dollars?)\b"
+# The street words written after a house number as well as after the name: "Hoge Wei 32 St.".
+_SHORT_SUFFIXES = r"St|Street|Rd|Road|Ave|Avenue|Blvd|Boulevard|Ln|Lane"
+# The next line of an address block, past one blank line at most and the block's quote marks ("> ",
+# "??? "): a letter's or an e-mail's address lines.
+_NEXT_BLOCK_LINE = r"[ \t]*\n(?:[ \t]*\n)?[ \t]*(?:(?:>|\?{3}|\|)[ \t]*)?"
+
 _PO_BOX = r"\b(?:P\.[ \t]?O\.|PO)[ \t]+Box[ \t]+\d{1,6}\b"
 
 
@@ -299,9 +307,28 @@ def build_recognizer() -> PatternRecognizer:
         Pattern("military", rf"\b(?:{_MILITARY})\b", 0.8),
         Pattern("po box", _PO_BOX, 0.6),
         Pattern("corner", rf"{_CORNER_CUE}(?:the[ \t]+)?{corner_part}[ \t]+and[ \t]+{corner_part}", 0.9),
+        # Two streets and one house number, a corner without the word: "return to Leon and Eyrarodda 66",
+        # "address to the same: Maarit and Hersnapvej 75". The second opens with a name, not a number, and the
+        # number counts no "times" or "weeks".
+        Pattern(
+            "two streets",
+            rf"(?<=\b(?i:to|at|on|of)[ \t]+|:[ \t]+){_CAP}[ \t]+and[ \t]+(?=\p{{Lu}})"
+            rf"(?:{street_core}|{_CAP}[ \t]+{_NUMBER})(?![\p{{L}}\d])(?![ \t]+{_COUNTED})",
+            0.9,
+        ),
+        # A house number before its street word: "enter on Hoge Wei 32 St.".
+        Pattern(
+            "number before the street word",
+            rf"(?<![\p{{L}}\d]){name}[ \t]+{_NUMBER}[ \t]+(?:{_SHORT_SUFFIXES})\b\.?",
+            0.9,
+        ),
         Pattern("unit", rf"\b{_UNIT}\b", 0.5),
     ]
     lone_city = regex.compile(rf"(?<=\d\.?|\p{{L}})[ \t]*,[ \t]*(?:{_CITY})$")
+    # A unit or a city alone on a line of the block, and its last line: a country or a city, then a
+    # postal code ("\n\n Denmark 35018", ">New Zealand 15896").
+    block_line = regex.compile(rf"{_NEXT_BLOCK_LINE}(?:{_UNIT}|{_CITY})[ \t]*(?=\n|$)")
+    last_line = regex.compile(rf"{_NEXT_BLOCK_LINE}(?:{_CITY})[ \t]+(\d{{4,6}}|\d{{3}}[ \t]\d{{2}})[ \t]*$")
 
     class _Recognizer(PatternRecognizer):  # type: ignore[misc]
         def analyze(
@@ -338,7 +365,31 @@ def build_recognizer() -> PatternRecognizer:
                     city = lone_city.search(value)
                     if city and regex.fullmatch(rf"(?:{street_core})", value[: city.start()]):
                         result.end = result.start + city.start()
-            return results
+            return results + self._postcodes_after(text, results)
+
+        @staticmethod
+        def _postcodes_after(text: str, streets: list[RecognizerResult]) -> list[RecognizerResult]:
+            """The postal code on the last line of an address block the street opens, after the country or
+            the city, which are left to spaCy as places: "4844 Søndergade 52\\n Apt. 656\\n Brønderslev\\n\\n
+            Denmark 35018". It is part of the address and is masked as one."""
+            from presidio_analyzer import RecognizerResult
+
+            found = []
+            for street in streets:
+                position = street.end
+                for _ in range(4):
+                    last = last_line.match(text, position)
+                    if last is not None:
+                        found.append(RecognizerResult(
+                            STREET_ADDRESS, last.start(1), last.end(1), street.score,
+                            recognition_metadata=street.recognition_metadata,
+                        ))
+                        break
+                    line = block_line.match(text, position)
+                    if line is None:
+                        break
+                    position = line.end()
+            return found
 
     return _Recognizer(
         supported_entity=STREET_ADDRESS,

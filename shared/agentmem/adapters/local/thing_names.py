@@ -12,7 +12,10 @@ are in ``noun_phrases``):
   Chrysler Pacifica", "Lexus GX support ends");
 - a place after a maker ("The Hyundai Tucson"), or a make after an article ("the Opel");
 - lower-case words after a nationality, and a nationality's first word spaCy took for a place
-  ("Argentinian dulce de leche", "Puerto Rican baba ghanoush").
+  ("Argentinian dulce de leche", "Puerto Rican baba ghanoush");
+- a name a year describes ("Zoolander is a 2017 Polish action-comedy film"): a person is no "2017 ...";
+- one capitalised word that is no name of the gazetteer and is mostly written in lower case, a common
+  word spaCy took for a person ("Capitalized words like Wisdom and Discipline").
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import re
 from agentmem.adapters.local import noun_phrases
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import shared_gazetteer
-from agentmem.adapters.local.word_case import usually_lower_case
+from agentmem.adapters.local.word_case import case_ratio, usually_lower_case
 
 # A one-word span written like a nationality ("Guatemalan", "Thai").
 DEMONYM = re.compile(r"[A-Z][a-z]+(?:an|ese|ish|i)")
@@ -40,24 +43,53 @@ def a_person_before_a_noun(value: str) -> bool:
     return shared_gazetteer().is_last(value) and not usually_lower_case(value)
 
 
+# "is a 2017 Polish action-comedy film", "was an 1890s design": a year before the noun the name is.
+_DESCRIBED_BY_A_YEAR = re.compile(r"[ \t]+(?:is|was)[ \t]+an?[ \t]+(?:1[5-9]|20)[0-9]{2}s?\b")
+# A common word is written in lower case at least e^1.0 times as often as capitalised ("wisdom" +2.0,
+# "discipline" +2.7); a common word that is also a surname sits lower ("baker" -0.55) and is left to the
+# gazetteer's rules.
+_COMMON_WORD = 1.0
+
+
+def a_common_word(value: str) -> bool:
+    """True for one capitalised word that no locale of the gazetteer holds as a name and that English mostly
+    writes in lower case (``word_case``): "Wisdom", "Discipline" are words spaCy may take for a person;
+    "Hope", "Hunter", "Baker" are names of the gazetteer and stay."""
+    if " " in value or not value[:1].isupper() or shared_gazetteer().is_name(value):
+        return False
+    ratio = case_ratio(value)
+    return ratio is not None and ratio >= _COMMON_WORD
+
+
+def described_by_a_year(text: str, end: int) -> bool:
+    """True when "is a" / "was an" and a year follow the name ending at ``end``: "Zoolander is a 2017 Polish
+    action-comedy film" names a work. A person's age is no year ("is a 35-year-old")."""
+    return _DESCRIBED_BY_A_YEAR.match(text, end) is not None
+
+
 def names_a_thing(text: str, start: int, end: int, makers: list[tuple[int, int]]) -> bool:
     """True when the name ``text[start:end]``, with the capitalised words before it ("Toyota Yaris"), is a
     thing's: the head of a phrase after an article ("Returned the Bentley today"; not a family, "the
     Johnsons"), after a possessive ("My Chrysler Pacifica"), or opening a sentence before a noun when it is
-    one word no gazetteer holds or holds a maker spaCy calls an organisation ("Lancia support ends", "Ford
-    Transit support")."""
+    one word no gazetteer holds, holds a maker spaCy calls an organisation or comes before a noun only a
+    product has ("Lancia support ends", "Ford Transit support", "Fiat Croma support ends")."""
     run = noun_phrases.name_start(text, start)
     value = text[start:end]
     if value.endswith("s") and shared_gazetteer().is_last(value[:-1]):
         return False
     if noun_phrases.heads_a_phrase_after_an_article(text, run, end) or noun_phrases.after_a_possessive(text, run):
         return True
+    if described_by_a_year(text, end):
+        return True
     # Opening a sentence before a noun, a person's full name may head a line of notes: only one word that
     # the gazetteer does not hold as a name names a thing there ("Lancia support ends next year").
     run_end = noun_phrases.name_end(text, end)
     value = text[run:run_end]
+    following = _FOLLOWING_WORD.match(text, run_end)
     a_thing = (
         (" " not in value and not shared_gazetteer().is_name(value))
+        # before a noun only a product has ("Fiat Croma support ends next year")
+        or (following is not None and following.group(1) in noun_phrases.PRODUCT_NOUNS)
         or any(run <= maker_start and maker_end <= run_end for maker_start, maker_end in makers)
         # a model's number or letters: "Porsche 911 Carrera", "Lexus GX", "MINI Cooper"
         or any(char.isdigit() for char in value)
@@ -85,16 +117,23 @@ def after_a_maker(text: str, start: int, makers: list[tuple[int, int]]) -> bool:
     return any(run <= maker_start and maker_end < start for maker_start, maker_end in makers)
 
 
+_FOLLOWING_WORD = re.compile(r"[ \t]+([a-z]+)\b")
 _NEXT_CAPITALISED_WORD = re.compile(r"[ \t]([A-Z][a-z]+)\b")
 _PREVIOUS_WORD = re.compile(r"([A-Z][a-z]+)[ \t]+$")
 _PREVIOUS_LOWER_WORD = re.compile(r"\b([a-z]+)[ \t]+$")
 
 
+_SLAVIC_SURNAME_END = re.compile(r"(?:[sc]k|dzk|zk)[iy]$")
+
+
 def a_nationality(word: str) -> bool:
     """A capitalised word written like a nationality that WordNet lists as an adjective ("Cameroonian") or
-    that is no name of the gazetteer ("Salvadorian"; "Brian", "Julian" are names)."""
+    that is no name of the gazetteer ("Salvadorian"; "Brian", "Julian" are names) nor a Slavic surname
+    ("Zembrowski")."""
     return DEMONYM.fullmatch(word) is not None and (
-        word.casefold() in wordnet_words(ADJECTIVE) or not shared_gazetteer().is_name(word)
+        word.casefold() in wordnet_words(ADJECTIVE)
+        # a Slavic surname ends in "-ski" / "-cki" like "Pakistani" ends in "-i": "Zembrowski" is no nationality
+        or (not shared_gazetteer().is_name(word) and _SLAVIC_SURNAME_END.search(word) is None)
     )
 
 
