@@ -170,6 +170,8 @@ class PersonNameFinder:
 
     def find(self, text: str, entities: list[tuple[str, int, int]]) -> list[tuple[int, int, float]]:
         """PERSON spans ``(start, end, score)`` of ``text``, given spaCy's ``(label, start, end)``."""
+        from agentmem.adapters.local.noun_phrases import opens_a_sentence  # noun_phrases imports this module
+
         gazetteer = self.gazetteer
         ordinary = ordinary_words()
         english = wordnet_words(VERB, ADJECTIVE, ADVERB)  # "Glad", "Love", "Long": words before names
@@ -189,6 +191,20 @@ class PersonNameFinder:
         def trimmed(run: list[_Word]) -> list[_Word]:
             while run and not gazetteer.is_name(run[0].text) and run[0].text.casefold() in ordinary:
                 run = run[1:]
+            return without_an_opening_verb(run)
+
+        def without_an_opening_verb(run: list[_Word]) -> list[_Word]:
+            # "Ring Tomasz Wierzbicki on Monday", "Email Katarzyna Wójcik": an English word that is nobody's
+            # given name opens the sentence before a given name and a surname; the name is the rest.
+            if (
+                len(run) >= 3
+                and not gazetteer.is_first(run[0].text)
+                and run[0].text.casefold() in known
+                and opens_a_sentence(text, run[0].start)
+                and run[1].text.casefold() not in known  # "American Red Ball Movers" is no "Red"
+                and (gazetteer.is_first(run[1].text) or _unknown_word(run[1].text, every_word, ordinary))
+            ):
+                return run[1:]
             return run
 
         # Cues.
@@ -261,7 +277,16 @@ class PersonNameFinder:
         # Two capitalised words no dictionary knows, one of them a name by the gazetteer or by spaCy:
         # "Inioluwa Olaiya", "Olúwaṣeun Adébáyọ̀" (spaCy finds the first word only). Words spaCy labelled
         # otherwise are left to it (a place, an organisation).
-        labelled = [(start, end) for label, start, end in entities if label != PERSON]
+        # spaCy's organisation that is exactly such a pair ("Amaechi Okonkwo" alone, as a label) is a person:
+        # an organisation's name holds a word a dictionary knows ("Okonkwo Holdings").
+        def a_pair_of_names(start: int, end: int) -> bool:
+            pair = without_an_opening_verb([word for word in words if start <= word.start and word.end <= end])
+            return len(pair) == 2 and all(_unknown_word(word.text, every_word, ordinary) for word in pair)
+
+        labelled = [
+            (start, end) for label, start, end in entities
+            if label != PERSON and not (label == "ORGANIZATION" and a_pair_of_names(start, end))
+        ]
         people = [(start, end) for label, start, end in entities if label == PERSON]
         for run in _capitalised_runs(text, words):
             run = [word for word in run if word.text.casefold() not in ordinary and fold(word.text) not in every_word]
@@ -292,6 +317,9 @@ class PersonNameFinder:
             # "flew to Coles" is a place; "send it to Agnes Adeyemi" is someone.
             if label not in _RELABELLED or (len(parts) < 2 and _PLACE_BEFORE.search(text, 0, start)):
                 continue
+            opened = without_an_opening_verb(parts)
+            if opened is not parts:
+                parts, start = opened, opened[0].start
             if (
                 parts
                 and gazetteer.is_first(parts[0].text)
