@@ -24,10 +24,19 @@ def found(detector: LocalPiiDetector, text: str) -> set[tuple[str, str]]:
         ("Phone Grzegorz Kowalewski after lunch", "Grzegorz Kowalewski"),
         ("Ebuka Onyekachi", "Ebuka Onyekachi"),  # a bare label: spaCy says organisation
         ("please thank Ebuka Onyekachi", "Ebuka Onyekachi"),
+        ("Dear Anastasios Karamanlidis,", "Anastasios Karamanlidis"),  # the salutation stays a word
+        ("Ring Bogusław", "Bogusław"),
+        ("Thanks Chiamaka!", "Chiamaka"),  # a greeting before a name no dictionary holds
+        ("Hello Síle, how was the trip?", "Síle"),
     ],
 )
 def test_a_full_name_is_found_after_an_opening_verb_or_alone(detector: LocalPiiDetector, text: str, name: str) -> None:
     assert ("PERSON", name) in found(detector, text)
+
+
+@pytest.mark.parametrize("text", ["Thanks Google", "Cheers Mate", "Hi All", "Welcome Home"])
+def test_a_greeting_before_an_english_word_is_no_name(detector: LocalPiiDetector, text: str) -> None:
+    assert found(detector, text) == set()
 
 
 @pytest.mark.parametrize("text", ["Onyekachi Holdings", "Will Smith called"])

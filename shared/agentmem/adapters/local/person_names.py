@@ -70,6 +70,11 @@ _TITLES = r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Madam|Mme|Mlle|Herr|Frau|Sr|Sr
 # Cues after which capitalised words are a name.
 _TITLE_CUE = re.compile(rf"\b{_TITLES}\.?[ \t]+(?=[^\W\d_])")
 _SAYS_CUE = re.compile(r"\b(?:says|said|asked|told|replied|wrote|thanked)[ \t]+(?=[^\W\d_])")
+# A greeting or thanks before a capitalised word: "Hello Siobhán, how are you", "Thanks Amaechi!".
+_GREETING_CUE = re.compile(
+    r"\b(?i:hi|hello|hey|dear|thanks|thank[ \t]+you|cheers|bye|goodbye|good[ \t]+(?:morning|night|evening)"
+    r"|welcome|congrats|congratulations|sorry),?[ \t]+(?=[^\W\d_])"
+)
 # Verbs after which the capitalised words before them are a person: "Timotea lives on ...".
 _DOES_CUE = re.compile(
     r"[ \t]+(?:lives|lived|works|worked|spent|shouted|says|said|replied|wrote|was[ \t]+born|is[ \t]+from)\b"
@@ -168,10 +173,31 @@ class PersonNameFinder:
             self._gazetteer = shared_gazetteer()
         return self._gazetteer
 
-    def find(self, text: str, entities: list[tuple[str, int, int]]) -> list[tuple[int, int, float]]:
-        """PERSON spans ``(start, end, score)`` of ``text``, given spaCy's ``(label, start, end)``."""
+    def _opens_with_a_verb(self, text: str, run: list[_Word]) -> bool:
+        """True when an English word that is nobody's given name opens the sentence before a given name or a
+        word no dictionary holds: "Ring Tomasz Wierzbicki on Monday", "Dear Giorgos Papadakis"; the name is
+        the rest. Not "Will Smith" (a given name) nor "American Red Ball Movers" ("Red" is a word)."""
         from agentmem.adapters.local.noun_phrases import opens_a_sentence  # noun_phrases imports this module
 
+        gazetteer = self.gazetteer
+        known = wordnet_words(VERB, ADJECTIVE, ADVERB, NOUN)
+        return (
+            len(run) >= 2
+            and not gazetteer.is_first(run[0].text)
+            and run[0].text.casefold() in known
+            and opens_a_sentence(text, run[0].start)
+            and run[1].text.casefold() not in known
+            and (gazetteer.is_first(run[1].text) or _unknown_word(run[1].text, _folded_words(), ordinary_words()))
+        )
+
+    def name_start(self, text: str, start: int, end: int) -> int:
+        """Where the name of spaCy's person ``text[start:end]`` starts, past a word opening the sentence before
+        it ("Ring Tomasz" is "Tomasz")."""
+        run = [word for word in _words(text) if start <= word.start and word.end <= end]
+        return run[1].start if self._opens_with_a_verb(text, run) else start
+
+    def find(self, text: str, entities: list[tuple[str, int, int]]) -> list[tuple[int, int, float]]:
+        """PERSON spans ``(start, end, score)`` of ``text``, given spaCy's ``(label, start, end)``."""
         gazetteer = self.gazetteer
         ordinary = ordinary_words()
         english = wordnet_words(VERB, ADJECTIVE, ADVERB)  # "Glad", "Love", "Long": words before names
@@ -194,18 +220,7 @@ class PersonNameFinder:
             return without_an_opening_verb(run)
 
         def without_an_opening_verb(run: list[_Word]) -> list[_Word]:
-            # "Ring Tomasz Wierzbicki on Monday", "Email Katarzyna Wójcik": an English word that is nobody's
-            # given name opens the sentence before a given name and a surname; the name is the rest.
-            if (
-                len(run) >= 3
-                and not gazetteer.is_first(run[0].text)
-                and run[0].text.casefold() in known
-                and opens_a_sentence(text, run[0].start)
-                and run[1].text.casefold() not in known  # "American Red Ball Movers" is no "Red"
-                and (gazetteer.is_first(run[1].text) or _unknown_word(run[1].text, every_word, ordinary))
-            ):
-                return run[1:]
-            return run
+            return run[1:] if len(run) >= 3 and self._opens_with_a_verb(text, run) else run
 
         # Cues.
         for cue in (_TITLE_CUE, _SAYS_CUE):
@@ -213,6 +228,13 @@ class PersonNameFinder:
                 run = trimmed(_run_after(text, words, match.end()))
                 if run and run[0].text.casefold() not in ordinary:
                     add(run[0].start, run[-1].end, CUE_SCORE)
+        for match in _GREETING_CUE.finditer(text):
+            # Only a given name or a word no dictionary holds: "Thanks Google", "Hi All", "Cheers Mate" are no one.
+            run = trimmed(_run_after(text, words, match.end()))
+            if run and run[0].text.casefold() not in known and (
+                gazetteer.is_first(run[0].text) or _unknown_word(run[0].text, every_word, ordinary)
+            ):
+                add(run[0].start, run[-1].end, CUE_SCORE)
         for match in _DOES_CUE.finditer(text):
             before = [word for word in words if word.end <= match.start()]
             if before and before[-1].end == match.start() and before[-1].capitalised:
