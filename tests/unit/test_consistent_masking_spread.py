@@ -62,6 +62,9 @@ def test_what_spreads_as_a_name_and_which_parts_a_full_name_has() -> None:
     assert not spreads_as_name("marker") and not spreads_as_name("Quorvex2") and not spreads_as_name("Will")
     assert name_parts("Dr. Ekundayo van Ọ̀ṣọ́ọ̀sì") == ["Ekundayo", "Ọ̀ṣọ́ọ̀sì"]
     assert name_parts("ekundayo osoosi") == [] and name_parts("Ekundayo") == []
+    # A double-barrelled surname's halves alone name the person too; a particle stays out.
+    assert name_parts("Chidera Nwosu-Ayeni") == ["Chidera", "Nwosu-Ayeni", "Nwosu", "Ayeni"]
+    assert name_parts("Rania Al-Masri") == ["Rania", "Al-Masri", "Masri"]
 
 
 def test_known_values_are_not_found_glued_into_identifiers() -> None:

@@ -84,3 +84,18 @@ def test_a_named_identity_number_that_also_passes_a_cards_check_is_an_identity_n
     number = "5030917010201"
     assert found(RegexPiiDetector(), f"card {number}") == {("CREDIT_CARD", number)}
     assert found(RegexPiiDetector(), f"my personal identity number: {number}") == {("NATIONAL_ID", number)}
+
+
+def test_an_aadhaar_number_needs_its_name_and_its_verhoeff_check() -> None:
+    regex = RegexPiiDetector()
+    assert found(regex, "my Aadhaar is 8059 7999 8169") == {("NATIONAL_ID", "8059 7999 8169")}
+    assert found(regex, "my Aadhaar is 8059 7999 8160") == set()  # the check digit is wrong
+    assert not any(kind == "NATIONAL_ID" for kind, _ in found(regex, "invoice 8059 7999 8169"))
+
+
+def test_a_national_insurance_number_is_found_after_its_name_only() -> None:
+    regex = RegexPiiDetector()
+    assert found(regex, "NI number: JR 48 21 07 B") == {("NATIONAL_ID", "JR 48 21 07 B")}
+    assert found(regex, "my national insurance number is JR482107B") == {("NATIONAL_ID", "JR482107B")}
+    assert found(regex, "order JR482107B shipped") == set()
+    assert found(regex, "NI number: QQ 48 21 07 B") == set()  # a prefix HMRC never issues

@@ -368,13 +368,16 @@ def name_parts(value: str) -> list[str]:
     words = value.split()
     if len(words) < 2:
         return []
-    return [
-        word.rstrip(".,")
-        for word in words
-        if word.casefold().rstrip(".") not in _NAME_PARTICLES
-        and len(word.rstrip(".")) > 1
-        and spreads_as_name(word.rstrip(".,"))
-    ]
+    parts: list[str] = []
+    for word in (word.rstrip(".,") for word in words):
+        # A double-barrelled surname's halves name the person alone too: "Okonkwo" of "Okonkwo-Bassey".
+        pieces = [word, *word.split("-")] if "-" in word.strip("-") else [word]
+        parts.extend(
+            piece for piece in pieces
+            if piece.casefold() not in _NAME_PARTICLES and len(piece) > 1 and spreads_as_name(piece)
+            and piece not in parts
+        )
+    return parts
 
 
 def known_value_spans(text: str, token_by_value: Mapping[str, str]) -> list[PiiSpan]:

@@ -12,7 +12,8 @@ validates it (python-stdnum's ``is_valid``: length, structure, check digits, emb
   "identity code"), the all-digit schemes: one check digit passes about one random number in ten, so
   alone such a number is as likely an account or order number (France's NIR, Poland's PESEL, the
   Netherlands' BSN, Brazil's CPF, Norway's fødselsnummer, Estonia's isikukood, Turkey's T.C. Kimlik,
-  Canada's SIN, Romania's CNP, Croatia's OIB, China's RIC, Denmark's CPR, the UK's NHS number).
+  Canada's SIN, Romania's CNP, Croatia's OIB, China's RIC, Denmark's CPR, the UK's NHS number, India's
+  Aadhaar); and the UK's National Insurance number, which has no check digit, by its shape after its name.
 
 Passport numbers have no check digit that their holders write, so a PASSPORT is a group of six to ten
 capitals and digits (at least six digits) after the word "passport".
@@ -38,13 +39,14 @@ _WITH_SEPARATOR = {
 }
 _WITH_CUE = (
     "fr.nir", "pl.pesel", "nl.bsn", "br.cpf", "no.fodselsnummer", "ee.ik", "tr.tckimlik", "ca.sin", "ro.cnp",
-    "hr.oib", "cn.ric", "dk.cpr", "gb.nhs", "se.personnummer", "ch.ssn", "kr.rrn",
+    "hr.oib", "cn.ric", "dk.cpr", "gb.nhs", "se.personnummer", "ch.ssn", "kr.rrn", "in_.aadhaar",
 )  # fmt: skip
 _CUE_WINDOW = 40
 _ID_CUE = re.compile(
     r"\b(?:id|ids|identity|identification|national|personal|citizen|tax|tin|ssn|social security|insurance"
     r"|pps|ppsn|bsn|pesel|cpf|personnummer|f[øo]dselsnummer|hetu|henkil[öo]tunnus|isikukood|nir|insee"
-    r"|codice fiscale|fiscal|dni|nie|nif|cnp|oib|sin|ahv|avs|kimlik|rrn|resident registration|cpr|nhs)\b",
+    r"|codice fiscale|fiscal|dni|nie|nif|cnp|oib|sin|ahv|avs|kimlik|rrn|resident registration|cpr|nhs"
+    r"|aadhaa?r|uid)\b",
     re.IGNORECASE,
 )
 _PASSPORT_CUE = re.compile(
@@ -112,6 +114,21 @@ def national_id_spans(text: str) -> Iterator[PiiSpan]:
                 taken_until = end
                 yield PiiSpan(NATIONAL_ID, start, end, candidate, NAMED_ID_SCORE if has_cue else 0.8)
                 break
+
+
+# The UK's National Insurance number has no check digit: its shape (Presidio's ``UkNinoRecognizer``, the
+# prefixes HMRC never issues left out) after the words that name it, within ``_CUE_WINDOW`` characters.
+_NINO_CUE = re.compile(r"\b(?:national insurance|ni[ \t]+(?:number|no\b\.?|#)|nino)\b", re.IGNORECASE)
+
+
+def nino_spans(text: str) -> Iterator[PiiSpan]:
+    """NATIONAL_ID spans of UK National Insurance numbers ("QQ 12 34 56 C") named as such just before."""
+    from presidio_analyzer.predefined_recognizers import UkNinoRecognizer
+
+    for pattern in UkNinoRecognizer.PATTERNS:
+        for match in re.finditer(pattern.regex, text):
+            if _NINO_CUE.search(text, max(0, match.start() - _CUE_WINDOW), match.start()):
+                yield PiiSpan(NATIONAL_ID, match.start(), match.end(), match.group(), NAMED_ID_SCORE)
 
 
 def passport_spans(text: str) -> Iterator[PiiSpan]:

@@ -121,6 +121,11 @@ _SPOKEN_TO_CUE = re.compile(
 )
 _GREETING_CUE = re.compile(r"(?:^|(?<=[\s\"'(]))(?:Hi|Hello|Hey|Dear|Thanks|Bye)[ \t]+(?=[^\W\d_][^\s,!.]*[,!.:])")
 _SAYS_CUE = re.compile(r"\b(?:says|said|asked|told|replied|wrote|thanked)[ \t]+(?=[^\W\d_])")
+# A greeting or thanks before a capitalised word: "Hello Siobhán, how are you", "Thanks Amaechi!".
+_GREETING_CUE = re.compile(
+    r"\b(?i:hi|hello|hey|dear|thanks|thank[ \t]+you|cheers|bye|goodbye|good[ \t]+(?:morning|night|evening)"
+    r"|welcome|congrats|congratulations|sorry),?[ \t]+(?=[^\W\d_])"
+)
 # Verbs after which the capitalised words before them are a person: "Timotea lives on ...".
 _DOES_CUE = re.compile(
     r"[ \t]+(?:lives|lived|works|worked|spent|shouted|says|said|replied|wrote|was[ \t]+born|is[ \t]+from)\b"
@@ -244,6 +249,29 @@ class PersonNameFinder:
             self._gazetteer = shared_gazetteer()
         return self._gazetteer
 
+    def _opens_with_a_verb(self, text: str, run: list[_Word]) -> bool:
+        """True when an English word that is nobody's given name opens the sentence before a given name or a
+        word no dictionary holds: "Ring Tomasz Wierzbicki on Monday", "Dear Giorgos Papadakis"; the name is
+        the rest. Not "Will Smith" (a given name) nor "American Red Ball Movers" ("Red" is a word)."""
+        from agentmem.adapters.local.noun_phrases import opens_a_sentence  # noun_phrases imports this module
+
+        gazetteer = self.gazetteer
+        known = wordnet_words(VERB, ADJECTIVE, ADVERB, NOUN)
+        return (
+            len(run) >= 2
+            and not gazetteer.is_first(run[0].text)
+            and run[0].text.casefold() in known
+            and opens_a_sentence(text, run[0].start)
+            and run[1].text.casefold() not in known
+            and (gazetteer.is_first(run[1].text) or _unknown_word(run[1].text, _folded_words(), ordinary_words()))
+        )
+
+    def name_start(self, text: str, start: int, end: int) -> int:
+        """Where the name of spaCy's person ``text[start:end]`` starts, past a word opening the sentence before
+        it ("Ring Tomasz" is "Tomasz")."""
+        run = [word for word in _words(text) if start <= word.start and word.end <= end]
+        return run[1].start if self._opens_with_a_verb(text, run) else start
+
     def find(self, text: str, entities: list[tuple[str, int, int]]) -> list[tuple[int, int, float]]:
         """PERSON spans ``(start, end, score)`` of ``text``, given spaCy's ``(label, start, end)``."""
         gazetteer = self.gazetteer
@@ -265,7 +293,10 @@ class PersonNameFinder:
         def trimmed(run: list[_Word]) -> list[_Word]:
             while run and not gazetteer.is_name(run[0].text) and run[0].text.casefold() in ordinary:
                 run = run[1:]
-            return run
+            return without_an_opening_verb(run)
+
+        def without_an_opening_verb(run: list[_Word]) -> list[_Word]:
+            return run[1:] if len(run) >= 3 and self._opens_with_a_verb(text, run) else run
 
         # Cues.
         for cue in (_TITLE_CUE, _SAYS_CUE):
@@ -273,6 +304,13 @@ class PersonNameFinder:
                 run = trimmed(_run_after(text, words, match.end()))
                 if run and run[0].text.casefold() not in ordinary:
                     add(run[0].start, run[-1].end, CUE_SCORE)
+        for match in _GREETING_CUE.finditer(text):
+            # Only a given name or a word no dictionary holds: "Thanks Google", "Hi All", "Cheers Mate" are no one.
+            run = trimmed(_run_after(text, words, match.end()))
+            if run and run[0].text.casefold() not in known and (
+                gazetteer.is_first(run[0].text) or _unknown_word(run[0].text, every_word, ordinary)
+            ):
+                add(run[0].start, run[-1].end, CUE_SCORE)
         for match in _DOES_CUE.finditer(text):
             before = [word for word in words if word.end <= match.start()]
             if before and before[-1].end == match.start() and before[-1].capitalised:
@@ -337,7 +375,16 @@ class PersonNameFinder:
         # Two capitalised words no dictionary knows, one of them a name by the gazetteer or by spaCy:
         # "Inioluwa Olaiya", "Olúwaṣeun Adébáyọ̀" (spaCy finds the first word only). Words spaCy labelled
         # otherwise are left to it (a place, an organisation).
-        labelled = [(start, end) for label, start, end in entities if label != PERSON]
+        # spaCy's organisation that is exactly such a pair ("Amaechi Okonkwo" alone, as a label) is a person:
+        # an organisation's name holds a word a dictionary knows ("Okonkwo Holdings").
+        def a_pair_of_names(start: int, end: int) -> bool:
+            pair = without_an_opening_verb([word for word in words if start <= word.start and word.end <= end])
+            return len(pair) == 2 and all(_unknown_word(word.text, every_word, ordinary) for word in pair)
+
+        labelled = [
+            (start, end) for label, start, end in entities
+            if label != PERSON and not (label == "ORGANIZATION" and a_pair_of_names(start, end))
+        ]
         people = [(start, end) for label, start, end in entities if label == PERSON]
         for run in _capitalised_runs(text, words):
             run = [word for word in run if word.text.casefold() not in ordinary and fold(word.text) not in every_word]
@@ -452,6 +499,9 @@ class PersonNameFinder:
                 len(parts) < 2 and _PLACE_BEFORE.search(text, 0, start) and not _spoken_to(text, start)
             ):
                 continue
+            opened = without_an_opening_verb(parts)
+            if opened is not parts:
+                parts, start = opened, opened[0].start
             if (
                 parts
                 and gazetteer.is_first(parts[0].text)

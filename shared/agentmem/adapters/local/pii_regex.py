@@ -33,6 +33,7 @@ from agentmem.adapters.local.national_ids import (
     NATIONAL_ID,
     PASSPORT,
     national_id_spans,
+    nino_spans,
     passport_spans,
 )
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
@@ -473,7 +474,7 @@ class RegexPiiDetector:
                 if m.group(0) != "::" and ip_address_valid(m.group(0))
             )
         spans.extend(_ssn_spans(text))
-        spans.extend(drop_overlapping([*national_id_spans(text), *passport_spans(text)], spans))
+        spans.extend(drop_overlapping([*national_id_spans(text), *nino_spans(text), *passport_spans(text)], spans))
         # Phone numbers are the least certain, so a digit run already read as a validated
         # identifier is never also read as a phone number.
         spans.extend(drop_overlapping(_phone_spans(text), spans))

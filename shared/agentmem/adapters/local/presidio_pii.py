@@ -192,6 +192,7 @@ class PresidioPiiDetector:
                 end = thing_names.without_a_trailing_noun(text, start, end)
                 article = _ARTICLE_FIRST.match(text, start, end)
                 start = article.end() if article is not None and article.end() < end else start
+                start = _NAME_FINDER.name_start(text, start, end)
             person_before_a_noun = thing_names.a_person_before_a_noun(text[start:end])
             if result.entity_type in _WORD_TYPES and (
                 _inside_identifier(text, start, end)
@@ -235,6 +236,8 @@ _TRIM = " \t\r\n.,;:!?\"'()[]{}"
 _WORD_TYPES = frozenset({PERSON, LOCATION, NRP, ORGANIZATION})
 # The run of characters an identifier is made of ("marker-2-0-ec3190", "ridge_v2", "run/7f3a").
 _IDENTIFIER_RUN = re.compile(r"[\w\-/.@:+#=]+")
+# spaCy's person sometimes takes a sentence's opening word in too: "Dear Giorgos Papadakis", "Ring Tomasz".
+_NAME_FINDER = person_names.PersonNameFinder()
 # spaCy's person sometimes takes the article in: "The Aston Martin arrived" ("A" may be an initial).
 _ARTICLE_FIRST = re.compile(r"[Tt]he[ \t]+(?=\w)")
 # No name or place starts with a possessive: spaCy's "My Eircode", "Your Honour".

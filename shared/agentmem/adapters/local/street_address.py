@@ -84,6 +84,11 @@ _FUSED_SUFFIXES = (
 )
 
 _CAP = r"\p{Lu}[\p{L}\p{M}'’.\-]*"  # a capitalised word ("O'Neil", "Hauta-aho", "St.")
+# A month's name, full or short, after a day's number is a date ("3 March 1979", "12 Sept. 2020").
+_MONTHS = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t|tember)?"
+    r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b"
+)
 _LINK = r"(?:d[aeiou]s?|dei|degli|del|della|de|la|le|les|du|des|e|y|i|of|the|am|an|der|im|zum|zur|van|von)"
 
 
@@ -141,8 +146,8 @@ def _street_core(words: StreetWords) -> str:
         rf"|(?:(?:{_NUMBER}[ \t]+){{1,2}})?(?:{_CAP}[ \t]+)?{fused}[ \t]+{_NUMBER}"
         # number Fusedname: "1026 Kasteelhofstraat", "388 Berglyveien"
         rf"|{_NUMBER}[ \t]+(?:{_CAP}[ \t]+)?{fused}(?![ \t]+\p{{Lu}})"
-        # number Name number: "30102 Kaevu 94", "5850 Jana Nerudy 894"
-        rf"|\d{{1,5}}[ \t]+{_CAP}(?:[ \t]+{_CAP}){{0,2}}[ \t]+\d{{1,4}}\b\.?"
+        # number Name number: "30102 Kaevu 94", "5850 Jana Nerudy 894"; not a date ("3 March 1979")
+        rf"|\d{{1,5}}[ \t]+(?!{_MONTHS}){_CAP}(?:[ \t]+{_CAP}){{0,2}}[ \t]+\d{{1,4}}\b\.?"
     )
 
 
