@@ -119,7 +119,8 @@ _SPOKEN_TO_CUE = re.compile(
     r"\b(?:said|says|shout(?:s|ed)?|yell(?:s|ed)?|scream(?:s|ed)?|whisper(?:s|ed)?|spoke|talk(?:s|ed)?|wrote)"
     r"(?:[ \t]+[^\W\d_][\w'’\-]*){0,2}[ \t]+(?:to|at)[ \t]+(?=[^\W\d_])"
 )
-_GREETING_CUE = re.compile(r"(?:^|(?<=[\s\"'(]))(?:Hi|Hello|Hey|Dear|Thanks|Bye)[ \t]+(?=[^\W\d_][^\s,!.]*[,!.:])")
+# A greeting before one word and a comma or a stop: "Hi Leconte,", "Thanks Rose!".
+_HAILED_CUE = re.compile(r"(?:^|(?<=[\s\"'(]))(?:Hi|Hello|Hey|Dear|Thanks|Bye)[ \t]+(?=[^\W\d_][^\s,!.]*[,!.:])")
 _SAYS_CUE = re.compile(r"\b(?:says|said|asked|told|replied|wrote|thanked)[ \t]+(?=[^\W\d_])")
 # A greeting or thanks before a capitalised word: "Hello Siobhán, how are you", "Thanks Amaechi!".
 _GREETING_CUE = re.compile(
@@ -413,7 +414,7 @@ class PersonNameFinder:
         # not a common word ("Honey, can you", "Mark, do you": mostly written in lower case).
         # Someone spoken to, greeted, or whose relative is named: only names of the gazetteer or words no
         # dictionary holds ("Hello World!", "wrote to Support" are no one).
-        for cue in (_SPOKEN_TO_CUE, _GREETING_CUE):
+        for cue in (_SPOKEN_TO_CUE, _HAILED_CUE):
             for match in cue.finditer(text):
                 run = trimmed(_run_after(text, words, match.end()))
                 if run and all(
