@@ -26,3 +26,25 @@ def wordnet_words(*parts_of_speech: str) -> frozenset[str]:
 
     index = Lookups().from_disk(default_model_dir() / "lemmatizer" / "lookups").get_table("lemma_index")
     return frozenset(word for part in parts_of_speech for word in index.get(part, ()) if "_" not in word)
+
+
+@functools.cache
+def _verb_tables() -> tuple[frozenset[str], frozenset[str], tuple[tuple[str, str], ...]]:
+    from spacy.lookups import Lookups
+
+    lookups = Lookups().from_disk(default_model_dir() / "lemmatizer" / "lookups")
+    exceptions = frozenset(lookups.get_table("lemma_exc").get(VERB, {}))
+    rules = tuple((old, new) for old, new in lookups.get_table("lemma_rules").get(VERB, ()))
+    return wordnet_words(VERB), exceptions, rules
+
+
+def a_verb_form(word: str) -> bool:
+    """True when lower-case ``word`` is an English verb or one of its inflections ("refunded", "emailing",
+    "rings", "drove"), by the rules and exceptions of spaCy's English lemmatizer over WordNet's verbs."""
+    verbs, exceptions, rules = _verb_tables()
+    if word in verbs or word in exceptions:
+        return True
+    return any(
+        word.endswith(old) and len(word) > len(old) and word[: len(word) - len(old)] + new in verbs
+        for old, new in rules
+    )

@@ -49,12 +49,17 @@ class NameGazetteer:
         return any(key in self.first for key in _keys(word))
 
     def is_last(self, word: str) -> bool:
-        """Whether ``word`` (any case, a trailing period ignored) is a known surname."""
-        return any(key in self.last for key in _keys(word))
+        """Whether ``word`` (any case, a trailing period ignored) is a known surname, or a double-barrelled
+        one whose every part is ("Adeyemi-Okafor", "Ortiz-Gómez")."""
+        return any(key in self.last for key in _keys(word)) or self._double_barrelled(word)
 
     def is_name(self, word: str) -> bool:
         """A given name or a surname."""
-        return any(key in self.first or key in self.last for key in _keys(word))
+        return any(key in self.first or key in self.last for key in _keys(word)) or self._double_barrelled(word)
+
+    def _double_barrelled(self, word: str) -> bool:
+        parts = word.split("-")
+        return len(parts) == 2 and all(len(part) > 1 and any(key in self.last for key in _keys(part)) for part in parts)
 
     def is_rare(self, word: str) -> bool:
         """Whether ``word`` is a name of fewer than ``RARE_BELOW`` of Faker's locales ("Lemon", "River")."""

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from agentmem.adapters.local import organization_names
-from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
+from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, a_verb_form, wordnet_words
 from agentmem.adapters.local.name_gazetteer import NameGazetteer, fold, ordinary_words, shared_gazetteer
 from agentmem.adapters.local.word_case import usually_lower_case
 
@@ -251,8 +251,8 @@ class PersonNameFinder:
         return self._gazetteer
 
     def _opens_with_a_verb(self, text: str, run: list[_Word]) -> bool:
-        """True when an English word that is nobody's given name opens the sentence before a given name or a
-        word no dictionary holds: "Ring Tomasz Wierzbicki on Monday", "Dear Giorgos Papadakis"; the name is
+        """True when an English word (or a verb's inflection) that is nobody's given name opens the sentence before
+        a given name or a word no dictionary holds: "Ring Tomasz Wierzbicki", "Refunded Ana Silva"; the name is
         the rest. Not "Will Smith" (a given name) nor "American Red Ball Movers" ("Red" is a word)."""
         from agentmem.adapters.local.noun_phrases import opens_a_sentence  # noun_phrases imports this module
 
@@ -261,7 +261,7 @@ class PersonNameFinder:
         return (
             len(run) >= 2
             and not gazetteer.is_first(run[0].text)
-            and run[0].text.casefold() in known
+            and (run[0].text.casefold() in known or a_verb_form(run[0].text.casefold()))  # "Refunded Ana"
             and opens_a_sentence(text, run[0].start)
             and run[1].text.casefold() not in known
             and (gazetteer.is_first(run[1].text) or _unknown_word(run[1].text, _folded_words(), ordinary_words()))
@@ -506,7 +506,14 @@ class PersonNameFinder:
             if (
                 parts
                 and gazetteer.is_first(parts[0].text)
-                and all(gazetteer.is_name(part.text) for part in parts[1:])
+                and (
+                    all(gazetteer.is_name(part.text) for part in parts[1:])
+                    # spaCy's organisation of a given name, names, then a word no dictionary holds: "Siobhán Ní
+                    # Chuív" (not a place: "at Rúa de la Unión")
+                    or (label == "ORGANIZATION" and len(parts) >= 3 and not _PLACE_BEFORE.search(text, 0, start)
+                        and all(gazetteer.is_name(part.text) for part in parts[1:-1])
+                        and _unknown_word(parts[-1].text, every_word, ordinary))
+                )
                 and not (label == "LOCATION" and parts[0].text.casefold() in known)
                 and not (len(parts) == 1 and parts[0].text.casefold() in verbs)
             ):

@@ -188,6 +188,8 @@ class PresidioPiiDetector:
                 start, end = _first_line(text, start, end)
             if result.entity_type in _WORD_TYPES and _POSSESSIVE_LAST.search(text, start, end) and end - start > 4:
                 end -= 2  # "Mccullough's song": the name without its possessive, as Presidio's labels have it
+            introduced = _SELF_INTRODUCTION.match(text, start, end) if result.entity_type == PERSON else None
+            start = introduced.end() if introduced is not None and introduced.end() < end else start
             if result.entity_type == PERSON and recognizer == _SPACY_RECOGNIZER:
                 end = thing_names.without_a_trailing_noun(text, start, end)
                 article = _ARTICLE_FIRST.match(text, start, end)
@@ -240,6 +242,8 @@ _IDENTIFIER_RUN = re.compile(r"[\w\-/.@:+#=]+")
 _NAME_FINDER = person_names.PersonNameFinder()
 # spaCy's person sometimes takes the article in: "The Aston Martin arrived" ("A" may be an initial).
 _ARTICLE_FIRST = re.compile(r"[Tt]he[ \t]+(?=\w)")
+# ... and "I'm" before the name it introduces: "Hi, I'm Órfhlaith Ní Bhraonáin".
+_SELF_INTRODUCTION = re.compile(r"I['’]m[ \t]+(?=\w)")
 # No name or place starts with a possessive: spaCy's "My Eircode", "Your Honour".
 _POSSESSIVE_FIRST = re.compile(r"(?i:my|your|our|his|her|their|its)\b")
 _POSSESSIVE_LAST = re.compile(r"['’]s$")
