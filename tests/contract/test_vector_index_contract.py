@@ -123,6 +123,20 @@ def test_created_after_keeps_only_younger_items(vector_index: Any) -> None:
     assert ids(vector_index.search(query(v, k=10))) == ["old", "boundary", "young"]
 
 
+def test_a_window_older_than_every_item_or_none_finds_them_all_and_a_deleted_one_never(vector_index: Any) -> None:
+    v = unit(33)
+    vector_index.upsert([item(f"i{n}", blend(v, unit(34 + n), 0.1 * n), at=T0 + n) for n in range(4)])
+    everything = ["i0", "i1", "i2", "i3"]
+    assert ids(vector_index.search(query(v, k=10, created_after=T0 - 1))) == everything
+    assert ids(vector_index.search(query(v, k=10))) == everything
+    assert ids(vector_index.search(query(v, k=2, created_after=T0 - 1))) == ["i0", "i1"]
+    vector_index.delete("acme", "lesson", "agent-a", ["i1"])
+    assert ids(vector_index.search(query(v, k=10, created_after=T0 - 1))) == ["i0", "i2", "i3"]
+    vector_index.upsert([item("i1", blend(v, unit(35), 0.1), at=T0 + 9)])
+    assert ids(vector_index.search(query(v, k=10, created_after=T0 + 2))) == ["i1", "i3"]
+    assert ids(vector_index.search(query(v, k=10))) == everything
+
+
 def test_upserting_an_existing_id_replaces_its_vector(vector_index: Any) -> None:
     first, second = unit(40), unit(41)
     vector_index.upsert([item("x", first), item("y", blend(first, second, 0.5))])

@@ -12,6 +12,7 @@ from agentmem.domain.packing import (
     HistoryTurn,
     PackedContext,
     RecalledLine,
+    _fit_prefix,
     count_messages,
     format_user_context,
     message_tokens,
@@ -419,3 +420,49 @@ def test_packing_counts_each_distinct_text_once_and_its_total_is_still_exact(cou
     assert len(recording.counted) == len(set(recording.counted))
     assert packed.tokens == count_messages(packed.messages, counter)
     assert packed.kept_lesson_count == 2 and packed.kept_fact_count == 2 and packed.kept_recalled == [0]
+
+
+def test_lessons_that_fit_by_their_byte_length_are_not_encoded_alone(counter):
+    recording = _RecordingCounter(counter)
+    packed = pack_context(budget=2000, lessons=LESSON_TEXTS, counter=recording)
+    assert packed.messages == [{"role": "system", "content": LESSONS}]
+    assert not set(LESSON_TEXTS) & set(recording.counted)
+    assert packed.tokens == count_messages(packed.messages, counter)
+
+
+# One-line texts of any code point but line breaks, lone surrogates included (tiktoken counts each as U+FFFD).
+_ONE_LINE = st.text(st.characters(exclude_categories=("Zl", "Zp"), exclude_characters="\n\r"), max_size=60)
+
+
+@settings(max_examples=300, deadline=None)
+@given(line=_ONE_LINE)
+def test_a_one_line_text_counts_at_most_its_utf8_bytes(counter, line):
+    assert counter.count(line) <= len(line.encode("utf-8", "surrogatepass"))
+
+
+def _prefix_by_encoding_each_item(items, render, room, tokenizer, limit):
+    """The prefix rule as it was before items were priced by their bytes: every item encoded alone."""
+    used = tokenizer.count(render([]))
+    kept = 0
+    for item in items[:limit]:
+        growth = tokenizer.count(item) + 2
+        if used + growth > room:
+            break
+        used += growth
+        kept += 1
+    while kept and tokenizer.count(render(items[:kept])) > room:
+        kept -= 1
+    return kept
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=st.lists(st.one_of(st.text("ab .-", max_size=12), _ONE_LINE), max_size=8),
+       room=st.integers(min_value=-5, max_value=120),
+       limit=st.integers(min_value=0, max_value=8))
+def test_the_prefix_kept_is_the_one_every_item_encoded_alone_gives(counter, items, room, limit):
+    def render(kept):  # a join cheaper than the estimate's two tokens an item: where the two rules could part
+        return "\n".join(kept)
+
+    assert _fit_prefix(items, render, room, counter, limit) == _prefix_by_encoding_each_item(
+        items, render, room, counter, limit
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -120,10 +121,19 @@ class RetrievalService:
             degraded.extend(user.degraded)
 
         counter = get_token_counter()
+        # Packing renders the same kept lessons up to three times (fitted, returned, compared).
+        rendered: dict[tuple[int, ...], str] = {}
+
+        def render_lessons(kept: Sequence[int]) -> str:
+            key = tuple(kept)
+            if key not in rendered:
+                rendered[key] = format_lessons([groups[i] for i in key]) or ""
+            return rendered[key]
+
         packed = pack_context(
             budget=token_budget,
             lessons=[_group_text(g) for g in groups],
-            render_lessons=lambda kept: format_lessons([groups[i] for i in kept]) or "",
+            render_lessons=render_lessons,
             examples=[_example(i, g, user_id, agent_subject(agent_id)) for i, g in enumerate(groups)],
             profile=user.profile,
             facts=[f["text"] for f in user.facts],

@@ -43,6 +43,10 @@ class _Group:
         self.tags: list[frozenset[str]] = [_NO_TAGS] * 16
         self.row_of: dict[str, int] = {}
         self.size = 0  # rows in use, alive or not
+        # What lets a search skip its masks when every row passes them: the rows removed among those in
+        # use (a removed row is never reused), and a lower bound of every row's `created`.
+        self.removed = 0
+        self.oldest = np.inf
 
     def put(self, item_id: str, vector: np.ndarray, created_at: float, tags: frozenset[str] = _NO_TAGS) -> None:
         row = self.row_of.get(item_id)
@@ -55,6 +59,7 @@ class _Group:
             self.ids[row] = item_id
         self.matrix[row] = vector
         self.created[row] = created_at
+        self.oldest = min(self.oldest, created_at)
         self.tags[row] = tags
         self.alive[row] = True
 
@@ -62,6 +67,7 @@ class _Group:
         row = self.row_of.pop(item_id, None)
         if row is not None:
             self.alive[row] = False
+            self.removed += 1
             self.ids[row] = None
             self.tags[row] = _NO_TAGS
 
@@ -87,6 +93,9 @@ class _Group:
         # spin while they wait and, on 2 busy cores, took 4.7 ms of CPU (21.7 wall) for 10k x 384 where this
         # takes 0.56 (2.6 wall), load 11; the scores agree to 5e-5.
         scores = np.einsum("ij,j->i", self.matrix[:n], vector)
+        if not self.removed and not tags and (created_after is None or self.oldest > created_after):
+            # Every row is live, recent enough and untagged-for: the masks below would all be true.
+            return [VectorHit(self.ids[i], float(scores[i])) for i in self._top(scores, min(k, n))]  # type: ignore[arg-type]
         mask = self.alive[:n]
         if created_after is not None:
             mask = mask & (self.created[:n] > created_after)
@@ -98,9 +107,12 @@ class _Group:
         k = min(k, live)
         if k == 0:
             return []
-        top = np.argpartition(-scores, k - 1)[:k] if k < n else np.arange(n)
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [VectorHit(self.ids[i], float(scores[i])) for i in top[:k] if mask[i]]  # type: ignore[arg-type]
+        return [VectorHit(self.ids[i], float(scores[i])) for i in self._top(scores, k) if mask[i]]  # type: ignore[arg-type]
+
+    def _top(self, scores: np.ndarray, k: int) -> np.ndarray:
+        """The rows of the `k` best scores (1 <= k <= len(scores)), best first."""
+        top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
+        return top[np.argsort(-scores[top], kind="stable")]
 
 
 class LocalVectorIndex:
