@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
+from agentmem.domain.lessons import build_digest, editor_words
 from agentmem.domain.models import Memory
 from agentmem.domain.teaching import comparable_terms, disagree, same_teaching, teaching_terms
 from agentmem.ports.embedder import vector_bytes
-from agentmem.service.teaching_relation import comparable_lessons, teaching_relation
+from agentmem.service.teaching_relation import comparable_lessons, lesson_terms, teaching_relation
 
 DIMENSION = 8
 COMMENTS = [
@@ -109,3 +112,13 @@ def test_comparable_lessons_are_those_every_pair_compared_finds():
                     and comparable_terms(terms, teaching_terms(m.comment or ""))]
         assert sorted(m.memory_id for m in got[lesson.memory_id]) == sorted(expected)
     assert any(got.values()) and not all(got.values())  # both kinds of answer were exercised
+
+
+def test_a_lessons_terms_survive_the_digest_an_erase_rebuilds():
+    # The indexer keeps each lesson's terms by memoryId; an erase rewrites the digest from the editor's words.
+    comment = "Do not flag 'trail magic':\n  it is our   idiom."
+    lesson = Memory("acme", "agent", "m", "run", "fb", "up", comment,
+                    build_digest(comment, "FLAG 'trail magic'", "Audit the article", 500), 1.0, 0.0)
+    erased = build_digest(editor_words(lesson.digest), None, "", 500)
+    assert erased != lesson.digest
+    assert lesson_terms(lesson) == lesson_terms(replace(lesson, digest=erased)) is not None

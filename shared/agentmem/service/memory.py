@@ -32,12 +32,13 @@ from agentmem.domain.lessons import (
 from agentmem.domain.log_ids import log_id
 from agentmem.domain.models import Feedback, Memory, Rating, Run, VerdictFilter
 from agentmem.domain.pii import run_subject
+from agentmem.domain.teaching import TeachingTerms
 from agentmem.ports.clock import new_id, now
 from agentmem.ports.embedder import Embedder, vector_bytes
 from agentmem.ports.events import DomainEvent, EventBus
 from agentmem.ports.records import Page, RecordStore
 from agentmem.ports.vectors import VectorIndex, VectorItem
-from agentmem.service.teaching_relation import comparable_lessons, teaching_relation
+from agentmem.service.teaching_relation import comparable_lessons, lesson_terms, teaching_relation
 
 FEEDBACK_SUBMITTED = "FeedbackSubmitted"
 # Lessons a sweep embeds together (one `index_memories` call).
@@ -46,6 +47,8 @@ INDEX_BATCH = 10
 # the wall show (a lesson older than that, or past maxMemoryAgeDays, no longer takes new members).
 GROUPING_WINDOW = 500
 _LISTING_PAGE = 100
+# Bounds `MemoryService._lesson_terms`: a few windows' worth (emptied when full, then refilled by one window).
+_KEPT_LESSON_TERMS = 8 * GROUPING_WINDOW
 # A lesson still pending this long after its feedback lost its event (or every delivery failed): the
 # periodic sweep (the `sweeper` function in AWS, the local worker) indexes it. Well above the
 # second indexing normally takes, so the sweep never races a delivery in flight.
@@ -79,6 +82,8 @@ class MemoryService:
     # that could store a run's text unmasked cannot be built (composition fails closed).
     masker: SubjectMasker
     clock: Callable[[], float] = field(default=now)
+    # The teaching terms of the lessons the indexer compared, by memoryId (`_terms_of`).
+    _lesson_terms: dict[str, TeachingTerms | None] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def tenant(self) -> str:
@@ -388,8 +393,18 @@ class MemoryService:
             ids = {m.memory_id for m in batch}
             # Lessons still waiting to be indexed are compared when their turn comes.
             window = [m for m in self.newest_lessons(agent_id) if m.memory_id not in ids and m.status == "indexed"]
-            peers.update(comparable_lessons(batch, window))
+            peers.update(comparable_lessons(batch, window, self._terms_of))
         return peers
+
+    def _terms_of(self, lesson: Memory) -> TeachingTerms | None:
+        """`lesson_terms`, kept by memoryId: the indexer reads the same ~500 lessons' words every batch, and
+        a lesson's editor's words never change (an erase rebuilds its digest from them)."""
+        if lesson.memory_id in self._lesson_terms:
+            return self._lesson_terms[lesson.memory_id]
+        if len(self._lesson_terms) >= _KEPT_LESSON_TERMS:
+            self._lesson_terms.clear()
+        terms = self._lesson_terms[lesson.memory_id] = lesson_terms(lesson)
+        return terms
 
     def _groups(self, lessons: Sequence[Memory], peers: dict[str, list[Memory]]) -> dict[str, str]:
         """The group each of `lessons` (with their comment vectors) joins, oldest first (`assign_group`).

@@ -67,20 +67,29 @@ def teaching_relation(embedder: Embedder, lessons: Sequence[Memory]) -> Teaching
     return TeachingRelation(by(same_teaching), by(disagree))
 
 
-def comparable_lessons(new: Sequence[Memory], others: Sequence[Memory]) -> dict[str, list[Memory]]:
+def lesson_terms(memory: Memory) -> TeachingTerms | None:
+    """The terms of a lesson's editor's words (`teaching_terms`), None for a lesson without any."""
+    words = editor_words(memory.digest)
+    return teaching_terms(words) if words else None
+
+
+def comparable_lessons(
+    new: Sequence[Memory], others: Sequence[Memory],
+    terms_of: Callable[[Memory], TeachingTerms | None] = lesson_terms,
+) -> dict[str, list[Memory]]:
     """For each of `new` (by memoryId): the lessons of `others` and of `new` whose editors' words have
     terms comparable to its own (`comparable_terms`), the only ones it can ever be related to.
 
     `others` are looked up by their anchors, so a new lesson is compared with the few that name the
-    same specifics, not with every lesson of the window.
+    same specifics, not with every lesson of the window. `terms_of` gives a lesson's terms (a caller
+    may keep them: a lesson's editor's words never change).
     """
     by_anchors: dict[frozenset[str], list[tuple[Memory, TeachingTerms]]] = {}
     terms_of_new: dict[str, TeachingTerms] = {}
     for position, memory in enumerate([*new, *others]):
-        words = editor_words(memory.digest)
-        if not words:
+        terms = terms_of(memory)
+        if terms is None:
             continue
-        terms = teaching_terms(words)
         if position < len(new):
             terms_of_new[memory.memory_id] = terms
         by_anchors.setdefault(terms.anchors, []).append((memory, terms))
