@@ -46,7 +46,6 @@ INDEX_BATCH = 10
 # A lesson being indexed is grouped against its agent's newest lessons: the groups every retrieve and
 # the wall show (a lesson older than that, or past maxMemoryAgeDays, no longer takes new members).
 GROUPING_WINDOW = 500
-_LISTING_PAGE = 100
 # Bounds `MemoryService._lesson_terms`: a few windows' worth (emptied when full, then refilled by one window).
 _KEPT_LESSON_TERMS = 8 * GROUPING_WINDOW
 # A lesson still pending this long after its feedback lost its event (or every delivery failed): the
@@ -428,7 +427,8 @@ class MemoryService:
         found: list[Memory] = []
         cursor: str | None = None
         while len(found) < limit:
-            page = self.list_memories(agent_id, min(_LISTING_PAGE, limit - len(found)), cursor)
+            # All that is left in one page: the store stops a page early where it must (DynamoDB at 1 MB).
+            page = self.list_memories(agent_id, limit - len(found), cursor)
             found.extend(page.items)
             cursor = page.next_cursor
             if cursor is None:
