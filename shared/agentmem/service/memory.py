@@ -352,6 +352,8 @@ class MemoryService:
         groups = self._groups(batch, peers)
         for position, memory in todo:
             if memory.status == "indexed" and memory.group_id is not None:
+                if memory.memory_id in compared:  # indexed again, its comment now comparable: kept too
+                    self._keep_comment_vector(memory)
                 continue
             try:
                 self.store.update_memory(self.tenant, memory.agent_id, memory.memory_id, status="indexed",
