@@ -17,6 +17,8 @@ AUDIT = "Audit this outdoor gear article for brand voice: our trail magic moment
 SIMILAR = "Audit this hiking article for brand voice: trail magic moments keep every hike special."
 UNRELATED = "Summarise the quarterly tax filing obligations for a limited company in Germany."
 COMMENT = "'Trail magic' is our brand's own idiom, used on purpose. Do not flag it."
+# COMMENT's specifics and subject with the opposite polarity: the two can disagree (domain/teaching.py).
+OPPOSING = "Always flag 'trail magic', our brand idiom."
 
 
 class SwitchableEmbedder:
@@ -548,11 +550,12 @@ def test_with_the_embedder_down_the_wall_groups_by_the_stored_comment_vectors(ap
     assert {i["memoryId"]: i["group"]["size"] for i in page["items"]} == dict.fromkeys(made, len(AGREEING))
 
 
-def test_with_the_embedder_down_a_lesson_without_a_stored_comment_vector_leaves_the_wall_ungrouped(
+def test_with_the_embedder_down_a_possible_conflict_without_a_stored_comment_vector_leaves_the_wall_ungrouped(
     app, call, embedder
 ):
     _, receipt = run_with_feedback(call, app)
-    _, other = run_with_feedback(call, app, comment=LONG_COMMENTS[1])
+    # The opposite rating and comparable terms: telling whether they conflict needs both comment vectors.
+    _, other = run_with_feedback(call, app, comment=OPPOSING, rating="up")
     app.worker.drain()
     with sqlite3.connect(app.settings.data_dir / "agentmem.db") as conn:  # as if indexed before vectors were kept
         conn.execute("UPDATE memories SET comment_vector = NULL WHERE memory_id = ?", (other["memoryId"],))
@@ -661,10 +664,10 @@ def test_the_indexer_keeps_each_comments_vector_so_a_retrieve_asks_the_model_onl
 def test_lessons_are_compared_for_conflicts_only_when_both_ratings_are_among_the_candidates(
     app, call, embedder, tmp_path, second_rating, compared
 ):
-    # Two lessons on the same run input, their comment vectors not kept (lessons indexed before they were):
-    # telling a conflict apart would embed their comments on the request.
+    # Two lessons on the same run input, their comment vectors not kept (lessons indexed before they were),
+    # their terms comparable: telling a conflict apart would embed their comments on the request.
     run_with_feedback(call, app, comment=COMMENT, rating="down")
-    run_with_feedback(call, app, comment="Flag every idiom, brand idioms included.", rating=second_rating)
+    run_with_feedback(call, app, comment=OPPOSING, rating=second_rating)
     app.worker.drain()
     with sqlite3.connect(tmp_path / "agentmem.db") as conn:
         conn.execute("UPDATE memories SET comment_vector = NULL")

@@ -25,6 +25,9 @@ from tests.integration.local_client import LocalCaller
 AGENT = "support"
 INPUT = "Write a reply to Maria Gonzalez about her refund for order 1182."
 COMMENT = "Greet Maria Gonzalez by her first name and say when the refund lands."
+# COMMENT in other words: the same anchors (her name's token) and subject words.
+PARAPHRASE = "Greet Maria Gonzalez by her first name, and tell her when the refund lands."
+UNRELATED = "Quote the order number 1182 in the subject line."
 
 
 @pytest.fixture
@@ -35,10 +38,10 @@ def app(tmp_path: Path, minilm: Any, monkeypatch: pytest.MonkeyPatch) -> LocalAp
     local.close()
 
 
-def _one_lesson(app: LocalApp) -> tuple[str, str]:
+def _one_lesson(app: LocalApp, comment: str = COMMENT) -> tuple[str, str]:
     call = LocalCaller(app)
     run_id = call("POST", f"/v1/agents/{AGENT}/runs", {"input": INPUT, "output": "Dear customer, ..."})[1]["runId"]
-    receipt = call("POST", f"/v1/agents/{AGENT}/runs/{run_id}/feedback", {"rating": "down", "comment": COMMENT})[1]
+    receipt = call("POST", f"/v1/agents/{AGENT}/runs/{run_id}/feedback", {"rating": "down", "comment": comment})[1]
     app.worker.drain()
     stored = app.services.memory.store.get_memory(app.services.settings.tenant, AGENT, receipt["memoryId"])
     assert stored is not None and stored.status == "indexed"
@@ -57,8 +60,15 @@ def _rendered_vectors(minilm: Any, digest: str) -> tuple[np.ndarray, np.ndarray]
     return both[0], both[1]
 
 
+def _comment_vector(app: LocalApp, memory_id: str) -> bytes | None:
+    stored = app.services.memory.store.get_memory(app.services.settings.tenant, AGENT, memory_id)
+    assert stored is not None
+    return stored.comment_vector
+
+
 def test_the_indexer_embeds_the_digest_and_the_comment_with_tokens_read_as_kinds(app: LocalApp, minilm: Any) -> None:
     memory_id, digest = _one_lesson(app)
+    _one_lesson(app, PARAPHRASE)  # a comment the first can be compared with: both comments are embedded
     assert TOKEN_PATTERN.search(digest), "the name should have been masked into a token"
     vector, comment_vector = _rendered_vectors(minilm, digest)
     assert _similarity(app, memory_id, vector) == pytest.approx(1.0, abs=1e-5)
@@ -67,6 +77,19 @@ def test_the_indexer_embeds_the_digest_and_the_comment_with_tokens_read_as_kinds
     np.testing.assert_allclose(vector_from_bytes(stored.comment_vector, minilm.dimension), comment_vector, atol=1e-6)
     # The tokens as stored (15 word pieces each) would give another vector.
     assert _similarity(app, memory_id, minilm.embed([digest])[0]) < 0.99
+
+
+def test_a_comment_is_embedded_once_a_lesson_it_can_be_compared_with_is_indexed(app: LocalApp) -> None:
+    first, _ = _one_lesson(app)
+    unrelated, _ = _one_lesson(app, UNRELATED)
+    # No lesson could be the same teaching as either, or disagree with it: no comment embedded.
+    assert _comment_vector(app, first) is None and _comment_vector(app, unrelated) is None
+    paraphrase, _ = _one_lesson(app, PARAPHRASE)
+    # The paraphrase's terms are comparable to the first's: both comments are embedded and kept.
+    assert _comment_vector(app, first) is not None and _comment_vector(app, paraphrase) is not None
+    assert _comment_vector(app, unrelated) is None
+    lessons = {m.memory_id: m for m in app.services.memory.newest_lessons(AGENT)}
+    assert lessons[paraphrase].group_id == first and lessons[unrelated].group_id == unrelated
 
 
 def test_reindex_replaces_vectors_of_the_old_rendering_with_the_new(app: LocalApp, minilm: Any) -> None:

@@ -13,6 +13,7 @@ from agentmem.local.server import create_app
 from agentmem.local.worker import EventWorker
 from agentmem.ports.events import DomainEvent
 
+from functions.catalog import CONSUMER_BATCH_SIZE
 from tests.integration.indexer_watch import GIVE_UP_SECONDS, after_indexing, watch_indexer
 from tests.integration.local_client import LocalCaller
 
@@ -162,7 +163,8 @@ def test_the_lessons_due_at_once_reach_the_indexer_as_one_batch_embedded_in_one_
             memory_ids.append(receipt["memoryId"])
         embedder.calls.clear()
         assert app.worker.drain() == 6
-        assert embedder.calls == [2 * 6]  # one call: each lesson's digest and its comment
+        # One call: each lesson's digest; no comment, since no two are comparable (each names its case number).
+        assert embedder.calls == [6]
         assert {lesson_status(call, m) for m in memory_ids} == {"indexed"}
     finally:
         app.close()
@@ -214,7 +216,35 @@ def test_a_batch_whose_embedder_is_down_comes_back_whole_and_is_indexed_when_it_
         embedder.down = False
         clock.now += 0.25
         assert app.worker.drain() == 3
-        assert embedder.calls == [2 * 3]  # one call: each digest and its comment
+        assert embedder.calls == [3]  # one call: each digest (their comments name different numbers)
         assert {lesson_status(call, m) for m in lessons} == {"indexed"}
     finally:
         app.close()
+
+
+def _lesson_event(number: int) -> DomainEvent:
+    return DomainEvent("FeedbackSubmitted", {"tenant": "local", "agentId": "auditor", "memoryId": f"mem_{number}"})
+
+
+def test_the_indexers_thread_waits_for_a_full_batch_and_goes_as_soon_as_one_is_due(tmp_path: Path):
+    bus = SqliteEventBus(tmp_path / "events.db")
+    worker = EventWorker(bus, batching_windows={"indexer": 600.0})  # a window no test outlasts
+    bus.publish([_lesson_event(0)])
+    gathered: list[int] = []
+    waiting = threading.Thread(target=lambda: gathered.append(worker.gather("indexer")))
+    waiting.start()
+    waiting.join(0.2)
+    assert waiting.is_alive()  # one lesson due, the window open: it waits for more
+    bus.publish([_lesson_event(n) for n in range(1, CONSUMER_BATCH_SIZE)])
+    waiting.join(GIVE_UP_SECONDS)
+    assert not waiting.is_alive() and gathered == [CONSUMER_BATCH_SIZE]  # woken by the publish, not the window
+    bus.close()
+
+
+def test_a_consumer_without_a_batching_window_or_with_nothing_due_does_not_wait(tmp_path: Path):
+    bus = SqliteEventBus(tmp_path / "events.db")
+    worker = EventWorker(bus, batching_windows={"indexer": 600.0})
+    assert worker.gather("indexer") == 0  # nothing due: the thread's own wait on the bus follows
+    bus.publish([_lesson_event(0)])
+    assert EventWorker(bus, batching_windows={}).gather("indexer") == 1
+    bus.close()

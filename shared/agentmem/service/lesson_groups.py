@@ -46,8 +46,8 @@ def list_grouped(memory: MemoryService, agent_id: str, limit: int, cursor: str |
     universe.update((m.memory_id, m) for m in page.items)
     lessons = list(universe.values())
     try:
-        relation = teaching_relation(memory.embedder, lessons)
+        # The relation embeds a comment without a kept vector when a pair first needs it.
+        places = place_lessons(lessons, teaching_relation(memory.embedder, lessons).disagree)
     except BackendUnavailable as exc:
         return GroupedPage(page, {m.memory_id: None for m in page.items}, [exc.part])
-    places = place_lessons(lessons, relation.disagree)
     return GroupedPage(page, {m.memory_id: places[m.memory_id] for m in page.items})

@@ -8,6 +8,7 @@ holds tokens only: injected into another user's run, unmasking it for that user 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -31,12 +32,13 @@ from agentmem.domain.lessons import (
 from agentmem.domain.log_ids import log_id
 from agentmem.domain.models import Feedback, Memory, Rating, Run, VerdictFilter
 from agentmem.domain.pii import run_subject
+from agentmem.domain.teaching import TeachingTerms
 from agentmem.ports.clock import new_id, now
 from agentmem.ports.embedder import Embedder, vector_bytes
 from agentmem.ports.events import DomainEvent, EventBus
 from agentmem.ports.records import Page, RecordStore
 from agentmem.ports.vectors import VectorIndex, VectorItem
-from agentmem.service.teaching_relation import teaching_relation
+from agentmem.service.teaching_relation import comparable_lessons, lesson_terms, teaching_relation
 
 FEEDBACK_SUBMITTED = "FeedbackSubmitted"
 # Lessons a sweep embeds together (one `index_memories` call).
@@ -44,7 +46,8 @@ INDEX_BATCH = 10
 # A lesson being indexed is grouped against its agent's newest lessons: the groups every retrieve and
 # the wall show (a lesson older than that, or past maxMemoryAgeDays, no longer takes new members).
 GROUPING_WINDOW = 500
-_LISTING_PAGE = 100
+# Bounds `MemoryService._lesson_terms`: a few windows' worth (emptied when full, then refilled by one window).
+_KEPT_LESSON_TERMS = 8 * GROUPING_WINDOW
 # A lesson still pending this long after its feedback lost its event (or every delivery failed): the
 # periodic sweep (the `sweeper` function in AWS, the local worker) indexes it. Well above the
 # second indexing normally takes, so the sweep never races a delivery in flight.
@@ -78,6 +81,8 @@ class MemoryService:
     # that could store a run's text unmasked cannot be built (composition fails closed).
     masker: SubjectMasker
     clock: Callable[[], float] = field(default=now)
+    # The teaching terms of the lessons the indexer compared, by memoryId (`_terms_of`).
+    _lesson_terms: dict[str, TeachingTerms | None] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def tenant(self) -> str:
@@ -311,10 +316,12 @@ class MemoryService:
         """`index_memory` for several lessons (agent id, memory id) at once: one outcome each, in order.
 
         Their digests are embedded in one call (one forward pass per batch of similar lengths, far
-        cheaper per lesson than one each) and their vectors written in one upsert. The editors' words
-        are embedded in the same call and kept with each lesson, so comparing lessons for near-duplicates
-        (`retrieve`, the wall) costs no model call. Raises BackendUnavailable when the embedder or index
-        fails: none is marked indexed then.
+        cheaper per lesson than one each) and their vectors written in one upsert. A lesson's comment is
+        embedded in the same call when it can be compared at all: when an indexed lesson of its window,
+        or another of the batch, has comparable terms (`comparable_lessons`); that lesson's comment too,
+        if it has no vector yet. The vectors are kept with the lessons, so comparing lessons for
+        near-duplicates (`retrieve`, the wall) costs no model call. Raises BackendUnavailable when the
+        embedder or index fails: none is marked indexed then.
         """
         outcomes: list[str] = []
         todo: list[tuple[int, Memory]] = []
@@ -325,16 +332,28 @@ class MemoryService:
                 todo.append((position, memory))
         if not todo:
             return outcomes
-        vectors, comment_vectors = self.lesson_vectors([memory.digest for _, memory in todo])
+        batch = [memory for _, memory in todo]
+        peers = self._comparable_peers(batch)
+        compared = {m.memory_id: m for m in batch if peers[m.memory_id]}
+        compared.update((peer.memory_id, peer) for m in batch for peer in peers[m.memory_id]
+                        if peer.memory_id not in compared and not self._has_comment_vector(peer))
+        vectors, comment_vectors = self.lesson_vectors([m.digest for m in batch],
+                                                       [m.digest for m in compared.values()])
         self.vectors.upsert([
             VectorItem(self.tenant, "lesson", memory.agent_id, memory.memory_id, vector, memory.created_at)
-            for (_, memory), vector in zip(todo, vectors, strict=True)
+            for memory, vector in zip(batch, vectors, strict=True)
         ])
-        for (_, memory), comment_vector in zip(todo, comment_vectors, strict=True):
+        for memory, comment_vector in zip(compared.values(), comment_vectors, strict=True):
             memory.comment_vector = vector_bytes(comment_vector)
-        groups = self._groups([memory for _, memory in todo])
+        batch_ids = {m.memory_id for m in batch}
+        for peer in compared.values():
+            if peer.memory_id not in batch_ids:
+                self._keep_comment_vector(peer)
+        groups = self._groups(batch, peers)
         for position, memory in todo:
             if memory.status == "indexed" and memory.group_id is not None:
+                if memory.memory_id in compared:  # indexed again, its comment now comparable: kept too
+                    self._keep_comment_vector(memory)
                 continue
             try:
                 self.store.update_memory(self.tenant, memory.agent_id, memory.memory_id, status="indexed",
@@ -345,31 +364,64 @@ class MemoryService:
                 outcomes[position] = "deleted"
         return outcomes
 
-    def lesson_vectors(self, digests: Sequence[str]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """Each digest's vector (what `retrieve` searches) and its comment vector (what grouping compares),
-        from one embedder call, tokens read as their kind (`lesson_embedded_text`)."""
+    def lesson_vectors(
+        self, digests: Sequence[str], compared: Sequence[str] | None = None
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Each digest's vector (what `retrieve` searches) and the comment vectors (what grouping compares)
+        of the `compared` digests (default: all of `digests`), from one embedder call, tokens read as their
+        kind (`lesson_embedded_text`)."""
+        compared = digests if compared is None else compared
         embedded = self.embedder.embed([lesson_embedded_text(d) for d in digests]
-                                       + [lesson_embedded_text(comparison_text(d)) for d in digests])
+                                       + [lesson_embedded_text(comparison_text(d)) for d in compared])
         return list(embedded[: len(digests)]), list(embedded[len(digests) :])
 
-    def _groups(self, lessons: Sequence[Memory]) -> dict[str, str]:
+    def _has_comment_vector(self, memory: Memory) -> bool:
+        return memory.comment_vector is not None and len(memory.comment_vector) == 4 * self.embedder.dimension
+
+    def _keep_comment_vector(self, memory: Memory) -> None:
+        """Store the comment vector just made for an indexed lesson that had none (indexed before its comment
+        could be compared with any lesson), so no later comparison embeds it again."""
+        with contextlib.suppress(NotFound):  # deleted meanwhile: nothing compares with it any more
+            self.store.update_memory(self.tenant, memory.agent_id, memory.memory_id,
+                                     comment_vector=memory.comment_vector)
+
+    def _comparable_peers(self, lessons: Sequence[Memory]) -> dict[str, list[Memory]]:
+        """For each of `lessons` (by memoryId): the lessons of its batch and the indexed ones of its agent's
+        newest `GROUPING_WINDOW` whose comments it can be related to (`comparable_lessons`)."""
+        peers: dict[str, list[Memory]] = {}
+        for agent_id in {m.agent_id for m in lessons}:
+            batch = [m for m in lessons if m.agent_id == agent_id]
+            ids = {m.memory_id for m in batch}
+            # Lessons still waiting to be indexed are compared when their turn comes.
+            window = [m for m in self.newest_lessons(agent_id) if m.memory_id not in ids and m.status == "indexed"]
+            peers.update(comparable_lessons(batch, window, self._terms_of))
+        return peers
+
+    def _terms_of(self, lesson: Memory) -> TeachingTerms | None:
+        """`lesson_terms`, kept by memoryId: the indexer reads the same ~500 lessons' words every batch, and
+        a lesson's editor's words never change (an erase rebuilds its digest from them)."""
+        if lesson.memory_id in self._lesson_terms:
+            return self._lesson_terms[lesson.memory_id]
+        if len(self._lesson_terms) >= _KEPT_LESSON_TERMS:
+            self._lesson_terms.clear()
+        terms = self._lesson_terms[lesson.memory_id] = lesson_terms(lesson)
+        return terms
+
+    def _groups(self, lessons: Sequence[Memory], peers: dict[str, list[Memory]]) -> dict[str, str]:
         """The group each of `lessons` (with their comment vectors) joins, oldest first (`assign_group`).
 
-        A lesson grouped before keeps its group; the others are compared with their agent's newest
-        `GROUPING_WINDOW` lessons and with the older ones of this batch.
+        A lesson grouped before keeps its group; the others are compared with the older lessons of their
+        window and batch that their comments can be related to (`peers`): no other can teach the same thing.
         """
         groups: dict[str, str] = {}
         for agent_id in {m.agent_id for m in lessons}:
             batch = sorted((m for m in lessons if m.agent_id == agent_id), key=lambda m: (m.created_at, m.memory_id))
-            ids = {m.memory_id for m in batch}
-            # Lessons still waiting to be indexed are grouped when their turn comes (comparing them now
-            # would embed comments the indexer is about to embed anyway).
-            earlier = [m for m in self.newest_lessons(agent_id) if m.memory_id not in ids and m.status == "indexed"]
-            relation = teaching_relation(self.embedder, [*earlier, *batch])
+            involved = {m.memory_id: m for m in batch}
+            involved.update((peer.memory_id, peer) for m in batch for peer in peers[m.memory_id])
+            relation = teaching_relation(self.embedder, list(involved.values()))
             for lesson in batch:
-                lesson.group_id = lesson.group_id or assign_group(lesson, earlier, relation.same)
+                lesson.group_id = lesson.group_id or assign_group(lesson, peers[lesson.memory_id], relation.same)
                 groups[lesson.memory_id] = lesson.group_id
-                earlier.append(lesson)
         return groups
 
     def newest_lessons(self, agent_id: str, limit: int = GROUPING_WINDOW) -> list[Memory]:
@@ -377,7 +429,8 @@ class MemoryService:
         found: list[Memory] = []
         cursor: str | None = None
         while len(found) < limit:
-            page = self.list_memories(agent_id, min(_LISTING_PAGE, limit - len(found)), cursor)
+            # All that is left in one page: the store stops a page early where it must (DynamoDB at 1 MB).
+            page = self.list_memories(agent_id, limit - len(found), cursor)
             found.extend(page.items)
             cursor = page.next_cursor
             if cursor is None:

@@ -1,4 +1,11 @@
-"""Which of an agent's lessons teach the same thing: one relation for the indexer, `retrieve` and the wall."""
+"""Which of an agent's lessons teach the same thing: one relation for the indexer, `retrieve` and the wall.
+
+Two comments can be the same teaching, or disagree, only when their terms are comparable (the same
+anchors, one's subject words inside the other's: `domain.teaching.comparable_terms`); their embeddings
+are compared only then. Most pairs of lessons fail the terms, so most comments are never embedded for
+comparison: the indexer embeds a lesson's comment only when an indexed lesson of its window (or of its
+batch) has comparable terms (`comparable_lessons`), and keeps the vector with both lessons.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ import numpy as np
 from agentmem.domain.embedded_text import lesson_embedded_text
 from agentmem.domain.lessons import LessonPair, comparison_text, editor_words
 from agentmem.domain.models import Memory
-from agentmem.domain.teaching import TEACHING_COSINE, TeachingTerms, disagree, same_teaching, teaching_terms
+from agentmem.domain.teaching import TeachingTerms, comparable_terms, disagree, same_teaching, teaching_terms
 from agentmem.ports.embedder import Embedder
 
 _NEVER: LessonPair = lambda a, b: False  # noqa: E731
@@ -27,30 +34,15 @@ class TeachingRelation:
 def teaching_relation(embedder: Embedder, lessons: Sequence[Memory]) -> TeachingRelation:
     """How two of `lessons` (by memoryId) relate by their editors' words (domain/teaching.py).
 
-    Only lessons with an editor's words are ever the same teaching. The indexer keeps each lesson's
-    comment vector with it; only a lesson without one is embedded here, all such in one call.
+    Only lessons with an editor's words are ever the same teaching. The terms of two comments are
+    compared first; only a pair whose terms are comparable reads the two comment vectors: the one kept
+    with each lesson, or, for a lesson without one, its comment embedded when first needed.
     """
     words = {m.memory_id: editor_words(m.digest) for m in lessons}
-    commented = [m for m in lessons if words[m.memory_id]]
+    commented = {m.memory_id: m for m in lessons if words[m.memory_id]}
     if len(commented) < 2:
         return TeachingRelation(_NEVER, _NEVER)
-    dimension = embedder.dimension
-    # The stored comment vectors decoded in one buffer, not one array each: the indexer decodes its whole
-    # 500-lesson window every batch (vector_from_bytes' format: little-endian float32 of `dimension`).
-    stored = [i for i, m in enumerate(commented) if m.comment_vector and len(m.comment_vector) == 4 * dimension]
-    kept = set(stored)
-    missing = [i for i in range(len(commented)) if i not in kept]
-    vectors = np.empty((len(commented), dimension), dtype=np.float32)
-    if missing:
-        vectors[missing] = embedder.embed([lesson_embedded_text(comparison_text(commented[i].digest))
-                                          for i in missing])
-    if stored:
-        blob = b"".join(commented[i].comment_vector or b"" for i in stored)
-        vectors[stored] = np.frombuffer(blob, dtype="<f4").reshape(len(stored), dimension)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    unit = vectors / np.where(norms == 0, 1.0, norms)
-    cosine = _CosineRows(unit)
-    row = {m.memory_id: i for i, m in enumerate(commented)}
+    vectors = _UnitCommentVectors(embedder, commented)
     terms: dict[str, TeachingTerms] = {}
 
     def terms_of(memory_id: str) -> TeachingTerms:
@@ -61,39 +53,75 @@ def teaching_relation(embedder: Embedder, lessons: Sequence[Memory]) -> Teaching
 
     def by(rule: Callable[[TeachingTerms, TeachingTerms, float], bool]) -> LessonPair:
         def relation(a: str, b: str) -> bool:
-            if a not in row or b not in row:
+            if a not in commented or b not in commented:
                 return False
-            close = cosine(row[a], row[b])
-            # Both rules (same_teaching, disagree) hold only above TEACHING_COSINE: below it the terms of
-            # the two comments are not even read (the indexer compares a new lesson with ~500 others).
-            return close >= TEACHING_COSINE and rule(terms_of(a), terms_of(b), close)
+            terms_a, terms_b = terms_of(a), terms_of(b)
+            # Both rules (same_teaching, disagree) need comparable terms: without them no vector is read
+            # (the indexer compares a new lesson with ~500 others, nearly all of them on the terms alone).
+            if not comparable_terms(terms_a, terms_b):
+                return False
+            return rule(terms_a, terms_b, vectors.cosine(a, b))
 
         return relation
 
     return TeachingRelation(by(same_teaching), by(disagree))
 
 
-class _CosineRows:
-    """The cosines of unit vectors, one row computed when a pair in it is first asked for.
+def lesson_terms(memory: Memory) -> TeachingTerms | None:
+    """The terms of a lesson's editor's words (`teaching_terms`), None for a lesson without any."""
+    words = editor_words(memory.digest)
+    return teaching_terms(words) if words else None
 
-    The indexer asks how each of ~10 new lessons relates to ~500 others: 10 rows, not the whole
-    510 x 510 product (most of the 16.8 ms of CPU the relation took per batch; now 1.9). A row is the
-    whole product's row bit for bit, and the product is symmetric bit for bit, so the order pairs are
-    asked in changes no answer.
+
+def comparable_lessons(
+    new: Sequence[Memory], others: Sequence[Memory],
+    terms_of: Callable[[Memory], TeachingTerms | None] = lesson_terms,
+) -> dict[str, list[Memory]]:
+    """For each of `new` (by memoryId): the lessons of `others` and of `new` whose editors' words have
+    terms comparable to its own (`comparable_terms`), the only ones it can ever be related to.
+
+    `others` are looked up by their anchors, so a new lesson is compared with the few that name the
+    same specifics, not with every lesson of the window. `terms_of` gives a lesson's terms (a caller
+    may keep them: a lesson's editor's words never change).
     """
+    by_anchors: dict[frozenset[str], list[tuple[Memory, TeachingTerms]]] = {}
+    terms_of_new: dict[str, TeachingTerms] = {}
+    for position, memory in enumerate([*new, *others]):
+        terms = terms_of(memory)
+        if terms is None:
+            continue
+        if position < len(new):
+            terms_of_new[memory.memory_id] = terms
+        by_anchors.setdefault(terms.anchors, []).append((memory, terms))
+    found: dict[str, list[Memory]] = {m.memory_id: [] for m in new}
+    for memory_id, terms in terms_of_new.items():
+        found[memory_id] = [other for other, other_terms in by_anchors[terms.anchors]
+                            if other.memory_id != memory_id and comparable_terms(terms, other_terms)]
+    return found
 
-    def __init__(self, unit: np.ndarray) -> None:
-        self._unit = unit
-        self._rows: dict[int, np.ndarray] = {}
 
-    def __call__(self, i: int, j: int) -> float:
-        known = self._rows.get(i)
-        if known is None:
-            other = self._rows.get(j)
-            if other is not None:
-                return float(other[i])
-            # numpy's own loop, not `@`: OpenBLAS's threads spin while they wait, and on 2 busy cores the
-            # 40 x 40 product of a retrieve's candidates took 3.8 ms of CPU (14.6 wall) where einsum takes
-            # 0.12 (0.45), load 10.
-            known = self._rows[i] = np.einsum("ij,kj->ik", self._unit[i : i + 1], self._unit)[0]
-        return float(known[j])
+class _UnitCommentVectors:
+    """Each lesson's comment vector at unit length, read when first asked: decoded from the bytes kept
+    with the lesson (vector_from_bytes' format: little-endian float32), else its comment embedded."""
+
+    def __init__(self, embedder: Embedder, lessons: dict[str, Memory]) -> None:
+        self._embedder = embedder
+        self._lessons = lessons
+        self._unit: dict[str, np.ndarray] = {}
+
+    def cosine(self, a: str, b: str) -> float:
+        return float(np.einsum("i,i->", self._vector(a), self._vector(b)))
+
+    def _vector(self, memory_id: str) -> np.ndarray:
+        found = self._unit.get(memory_id)
+        if found is not None:
+            return found
+        memory = self._lessons[memory_id]
+        dimension = self._embedder.dimension
+        if memory.comment_vector and len(memory.comment_vector) == 4 * dimension:
+            vector = np.frombuffer(memory.comment_vector, dtype="<f4").astype(np.float32)
+        else:
+            vector = self._embedder.embed([lesson_embedded_text(comparison_text(memory.digest))])[0]
+        norm = np.linalg.norm(vector)
+        found = self._unit[memory_id] = vector / (norm if norm else 1.0)
+        return found

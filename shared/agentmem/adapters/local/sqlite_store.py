@@ -262,7 +262,7 @@ class SqliteRecordStore:
         self, tenant: str, agent_id: str, *, limit: int, cursor: str | None = None
     ) -> Page[Memory]:
         after = _decode_cursor(cursor) if cursor else None
-        sql = "SELECT * FROM memories WHERE tenant=? AND agent_id=? AND status != 'deleted'"
+        sql = f"SELECT {_MEMORY_FIELDS} FROM memories WHERE tenant=? AND agent_id=? AND status != 'deleted'"
         args: list[Any] = [tenant, agent_id]
         if after:
             sql += " AND (created_at < ? OR (created_at = ? AND memory_id < ?))"
@@ -271,7 +271,9 @@ class SqliteRecordStore:
         args.append(limit + 1)
         with self._db.reading() as conn:
             rows = conn.execute(sql, args).fetchall()
-        items = [_memory(r) for r in rows[:limit]]
+        # By position, as in get_memories: the indexer reads its 500-lesson grouping window here every batch
+        # (2.98 against 4.01 ms of CPU a window, interleaved, 600 LoCoMo lessons).
+        items = [Memory(*r) for r in rows[:limit]]
         more = len(rows) > limit
         next_cursor = _encode_cursor(items[-1].created_at, items[-1].memory_id) if more and items else None
         return Page(items, next_cursor)
