@@ -119,8 +119,13 @@ class TurnRecallService:
             raise ValueError("prior weights must be >= 0 (the question's at most 1) and prior_depth >= 1")
 
     def index_appended(self, user_id: str, thread_id: str, from_seq: int, to_seq: int) -> int:
-        """Index turns `from_seq`..`to_seq` of a thread (idempotent: indexing again replaces them)."""
-        first = max(1, from_seq - 1)  # the turn before, as keyword context of the first one
+        """Index turns `from_seq`..`to_seq` of a thread (idempotent: indexing again replaces them); how many.
+
+        Where the search embeds windows, the turn before `from_seq` is indexed again too: its window now has
+        a next turn.
+        """
+        start = from_seq - 1 if self.search.indexes_windows and from_seq > 1 else from_seq
+        first = max(1, start - 1)  # the turn before, as keyword context of the first one
         turns: list[StoredTurn] = []
         cursor = encode_turn_cursor(self.tenant, user_id, thread_id, first - 1) if first > 1 else None
         while True:
@@ -129,15 +134,15 @@ class TurnRecallService:
             if not page.next_cursor or not page.items or page.items[-1].seq >= to_seq:
                 break
             cursor = page.next_cursor
-        preceding = next((t for t in turns if t.seq == from_seq - 1), None)
-        new = [t for t in turns if from_seq <= t.seq <= to_seq]
-        if new:
+        preceding = next((t for t in turns if t.seq == start - 1), None)
+        run = [t for t in turns if start <= t.seq <= to_seq]
+        if run:
             self.search.index_session(
                 user_id,
-                [as_conversation_turn(t) for t in new],
+                [as_conversation_turn(t) for t in run],
                 as_conversation_turn(preceding) if preceding is not None else None,
             )
-        return len(new)
+        return sum(t.seq >= from_seq for t in run)
 
     def recall(
         self, user_id: str, query: str, query_vector: np.ndarray | None, k: int
@@ -172,6 +177,9 @@ class TurnRecallService:
         for start in range(0, len(seqs), INDEX_PAGE):
             chunk = seqs[start : start + INDEX_PAGE]
             self.search.forget_turns(user_id, [turn_item_id(thread_id, seq) for seq in chunk])
+        if from_seq > 1:
+            # The turn before the first one forgotten stays, but its window embeds that turn: it goes.
+            self.search.forget_windows(user_id, [turn_item_id(thread_id, from_seq - 1)])
 
     def forget(self, tenant: str, user_id: str) -> None:
         """Erase a user's indexed turns (a UserEraser: called with tenant and user)."""
