@@ -57,10 +57,11 @@ def test_a_turn_appended_later_is_embedded_into_the_window_of_the_turn_before(
     assert service.index_appended(USER, THREAD, 1, 1) == 1
     service.transcripts.append(TENANT, USER, THREAD, [NewTurn(second[0], second[1], 11)], 1_700_000_060.0)
     embedder.texts.clear()
-    # Only turn 2 is new, but turn 1's window now has a next turn: both windows are embedded again.
+    # Only turn 2 is new, but turn 1's window now has a next turn: it is embedded again, beside turn 2's
+    # vector and window; turn 1's own vector holds no later turn and is not.
     assert service.index_appended(USER, THREAD, 2, 2) == 1
     windows = [text for text in embedder.texts if first[1] in text and second[1] in text]
-    assert len(windows) == 2
+    assert len(windows) == 2 and len(embedder.texts) == 3
     assert _vector_ids(vectors, embedder) == {
         turn_item_id(THREAD, 1), turn_item_id(THREAD, 2),
         window_item_id(turn_item_id(THREAD, 1)), window_item_id(turn_item_id(THREAD, 2)),

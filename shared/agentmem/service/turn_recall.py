@@ -121,11 +121,12 @@ class TurnRecallService:
     def index_appended(self, user_id: str, thread_id: str, from_seq: int, to_seq: int) -> int:
         """Index turns `from_seq`..`to_seq` of a thread (idempotent: indexing again replaces them); how many.
 
-        Where the search embeds windows, the turn before `from_seq` is indexed again too: its window now has
-        a next turn.
+        Where the search embeds windows, the window of the turn before `from_seq` is embedded again too: it
+        now has a next turn.
         """
-        start = from_seq - 1 if self.search.indexes_windows and from_seq > 1 else from_seq
-        first = max(1, start - 1)  # the turn before, as keyword context of the first one
+        refresh = self.search.indexes_windows and from_seq > 1
+        # The turn before, as keyword context of the first one (and the one before that, for its window).
+        first = max(1, from_seq - (2 if refresh else 1))
         turns: list[StoredTurn] = []
         cursor = encode_turn_cursor(self.tenant, user_id, thread_id, first - 1) if first > 1 else None
         while True:
@@ -134,15 +135,14 @@ class TurnRecallService:
             if not page.next_cursor or not page.items or page.items[-1].seq >= to_seq:
                 break
             cursor = page.next_cursor
-        preceding = next((t for t in turns if t.seq == start - 1), None)
-        run = [t for t in turns if start <= t.seq <= to_seq]
-        if run:
-            self.search.index_session(
-                user_id,
-                [as_conversation_turn(t) for t in run],
-                as_conversation_turn(preceding) if preceding is not None else None,
-            )
-        return sum(t.seq >= from_seq for t in run)
+        by_seq = {t.seq: as_conversation_turn(t) for t in turns}
+        preceding = by_seq.get(from_seq - 1)
+        new = [by_seq[t.seq] for t in turns if from_seq <= t.seq <= to_seq]
+        if new:
+            self.search.index_session(user_id, new, preceding)
+            if refresh and preceding is not None:
+                self.search.index_window(user_id, preceding, by_seq.get(from_seq - 2), new[0])
+        return len(new)
 
     def recall(
         self, user_id: str, query: str, query_vector: np.ndarray | None, k: int

@@ -169,7 +169,8 @@ class HybridTurnRetriever:
     Windows: with `window_weight` > 0 (the default) each turn is also embedded with the turns just before
     and after it, stored beside the turn's vector (`window_item_id`), and a search reads both from one
     query of twice the depth and fuses the windows as a third list at that weight. A turn's window changes
-    when the next turn comes: `TurnRecallService.index_appended` indexes the turn before the new ones again.
+    when the next turn comes: `TurnRecallService.index_appended` embeds the window of the turn before the new
+    ones again (`index_window`).
 
     Sessions: given `group` (the session a turn belongs to), each candidate adds `session_weight` x its
     session's share x the best fused score, a session's share being the sum of its `session_top` best
@@ -247,6 +248,22 @@ class HybridTurnRetriever:
         indexed in several calls (turns appended as they happen); None at the session's start.
         """
         self._index(owner_id, [(turns, preceding)])
+
+    def index_window(
+        self, owner_id: str, turn: ConversationTurn, previous: ConversationTurn | None, following: ConversationTurn
+    ) -> None:
+        """Embed one indexed turn's window again, now that `following` comes after it (nothing else changes).
+
+        A turn's window holds the turn after it, which does not exist yet when the turn is indexed; its own
+        vector and keyword document hold no later turn and stay as they are. Nothing happens without windows.
+        """
+        if not self.indexes_windows or self._vectors is None or self._embedder is None:
+            return
+        text = window_text(turn, previous, following, dated=self._dense_dates, kinds=self._embed_kinds)
+        vector = self._embedder.embed([text])[0]
+        self._vectors.upsert(
+            [VectorItem(self.tenant, TURN_KIND, owner_id, window_item_id(turn.turn_id), vector, turn.created_at)]
+        )
 
     def index_sessions(self, owner_id: str, sessions: Sequence[Sequence[ConversationTurn]]) -> None:
         """Index whole sessions (each from its start, in order), embedding all their turns in one batch."""
