@@ -85,6 +85,7 @@ class Variant:
     length_prior_weight: float = DEFAULT_LENGTH_PRIOR_WEIGHT
     question_prior_weight: float = DEFAULT_QUESTION_PRIOR_WEIGHT
     window_weight: float = DEFAULT_WINDOW_WEIGHT
+    vector_depth: int | None = None
 
     @property
     def index_key(self) -> tuple[bool, bool, float, bool, bool]:
@@ -110,6 +111,7 @@ class Variant:
             dense_query=statement_form if self.statement_queries else None,
             embed_kinds=self.embed_kinds, group=turn_thread_id if self.session_weight > 0 else None,
             session_weight=self.session_weight, session_top=self.session_top, window_weight=self.window_weight,
+            vector_depth=self.vector_depth,
         )
 
 
@@ -210,6 +212,8 @@ STAGES: Mapping[str, tuple[Variant, ...]] = {
         replace(_PRIORS, name="windows-0.2", window_weight=0.2),
         replace(_PRIORS, name="windows-0.3", window_weight=0.3),
         replace(_PRIORS, name="windows-0.4", window_weight=0.4),
+        # One search of the candidate depth for turns and windows together (one S3 Vectors query, not two).
+        replace(_PRIORS, name="windows-0.3+vector-depth-100", window_weight=0.3, vector_depth=100),
     ),
 }
 

@@ -168,9 +168,9 @@ class HybridTurnRetriever:
 
     Windows: with `window_weight` > 0 (the default) each turn is also embedded with the turns just before
     and after it, stored beside the turn's vector (`window_item_id`), and a search reads both from one
-    query of twice the depth and fuses the windows as a third list at that weight. A turn's window changes
-    when the next turn comes: `TurnRecallService.index_appended` embeds the window of the turn before the new
-    ones again (`index_window`).
+    query of twice the candidate depth (or `vector_depth`) and fuses the windows as a third list at that
+    weight. A turn's window changes when the next turn comes: `TurnRecallService.index_appended` embeds the
+    window of the turn before the new ones again (`index_window`).
 
     Sessions: given `group` (the session a turn belongs to), each candidate adds `session_weight` x its
     session's share x the best fused score, a session's share being the sum of its `session_top` best
@@ -199,6 +199,7 @@ class HybridTurnRetriever:
         session_weight: float = DEFAULT_SESSION_WEIGHT,
         session_top: int = DEFAULT_SESSION_TOP,
         window_weight: float = DEFAULT_WINDOW_WEIGHT,
+        vector_depth: int | None = None,
     ) -> None:
         if (embedder is None) != (vectors is None):
             raise ValueError("dense search needs both an embedder and a vector index")
@@ -220,6 +221,8 @@ class HybridTurnRetriever:
             raise ValueError("session_weight must be >= 0 and session_top >= 1")
         if window_weight < 0:
             raise ValueError("window_weight must be >= 0")
+        if vector_depth is not None and vector_depth < 1:
+            raise ValueError("vector_depth must be >= 1")
         self._candidate_depth = candidate_depth
         self._fusion = fusion
         self._lexical_weight = lexical_weight
@@ -233,6 +236,7 @@ class HybridTurnRetriever:
         self._session_weight = session_weight
         self._session_top = session_top
         self._window_weight = window_weight if vectors is not None else 0.0
+        self._vector_depth = vector_depth
 
     @property
     def indexes_windows(self) -> bool:
@@ -376,8 +380,8 @@ class HybridTurnRetriever:
         lists: list[ScoreList] = []
         windows: ScoreList | None = None
         if self._vectors is not None and query_vector is not None:
-            # Turns and windows share the index: one search deep enough for both, split by id.
-            vector_depth = 2 * depth if self.indexes_windows else depth
+            # Turns and windows share the index: one search, split by id (deep enough for both by default).
+            vector_depth = max(k, self._vector_depth or (2 * depth if self.indexes_windows else depth))
             hits = self._vectors.search(VectorQuery(self.tenant, TURN_KIND, owner_id, query_vector, vector_depth))
             complete = len(hits) < vector_depth
             scores = {hit.item_id: hit.similarity for hit in hits if not hit.item_id.endswith(WINDOW_SUFFIX)}
