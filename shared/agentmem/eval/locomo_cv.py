@@ -206,13 +206,13 @@ STAGES: Mapping[str, tuple[Variant, ...]] = {
         replace(_LENGTHS, name="length-0.2+questions-0.35", length_prior_weight=0.2, question_prior_weight=0.35),
         replace(_LENGTHS, name="questions-0.35+sessions-0.5", question_prior_weight=0.35, session_weight=0.5),
     ),
-    # Stage 8 (fourth round): each turn also embedded with the turns before and after it, a third list.
+    # Stage 8 (fourth round): each turn also embedded with the turns before and after it, a third list; the
+    # vector query 200 deep (about 100 turns and 100 windows), then 100 shared (what every fold chose).
     "windows": (
         _PRIORS,
-        replace(_PRIORS, name="windows-0.2", window_weight=0.2),
-        replace(_PRIORS, name="windows-0.3", window_weight=0.3),
-        replace(_PRIORS, name="windows-0.4", window_weight=0.4),
-        # One search of the candidate depth for turns and windows together (one S3 Vectors query, not two).
+        replace(_PRIORS, name="windows-0.2", window_weight=0.2, vector_depth=200),
+        replace(_PRIORS, name="windows-0.3", window_weight=0.3, vector_depth=200),
+        replace(_PRIORS, name="windows-0.4", window_weight=0.4, vector_depth=200),
         replace(_PRIORS, name="windows-0.3+vector-depth-100", window_weight=0.3, vector_depth=100),
     ),
 }

@@ -1,6 +1,6 @@
 """Finding the turns of a conversation that answer a question: dense and lexical search, fused.
 
-Each turn is indexed twice, per tenant and owner (the user whose conversation it is):
+Each turn is indexed three times, per tenant and owner (the user whose conversation it is):
 - as a vector (the Embedder port, then the VectorIndex port, kind "turn") of the turn alone,
   written as "(session date) Speaker: text [shares image caption]";
 - as a lexical document (BM25) of the same turn preceded by the turn before it in its session;
@@ -12,12 +12,13 @@ would name; the turn before it ("Did you go to the concert?") does. Words add up
 context only adds matches, while a sentence embedding of two turns blurs both meanings. The
 session date goes in both, so "What did Maria do in June 2023?" can match the turns of that month.
 
-A query is run against both indexes and the candidate lists are fused by the weighted mean of their
-max-normalised scores (`agentmem.domain.fusion.fuse_max_normalised`): the turns' vectors and the keywords
-with equal weights (other weights did not hold up under cross-validation), the windows' vectors at 0.3 of
-that as a third list (a window's score is its turn's), and the ranking barely depends on how many
-candidates were read. A window matches where an answer is spread over turns that each say too little
-("Did you take the kids camping?" / "Yes, they loved it"), which no one turn's vector does.
+A query is run against both indexes (turns and windows from one vector query) and the candidate lists
+are fused by the weighted mean of their max-normalised scores (`agentmem.domain.fusion.fuse_max_normalised`):
+the turns' vectors and the keywords with equal weights (other weights did not hold up under
+cross-validation), the windows' vectors at 0.3 of that as a third list (a window's score is its turn's),
+and the ranking barely depends on how many candidates were read. A window matches where an answer is
+spread over turns that each say too little ("Did you take the kids camping?" / "Yes, they loved it"),
+which no one turn's vector does.
 Then each candidate adds half its best neighbour's fused score (the turn just before or
 after it in its thread): an answer often spans two turns ("Did you go to the concert?" / "Yes,
 with my sister"), and the turn next to a strong match is often evidence too. Then each adds its
@@ -168,9 +169,9 @@ class HybridTurnRetriever:
 
     Windows: with `window_weight` > 0 (the default) each turn is also embedded with the turns just before
     and after it, stored beside the turn's vector (`window_item_id`), and a search reads both from one
-    query of twice the candidate depth (or `vector_depth`) and fuses the windows as a third list at that
-    weight. A turn's window changes when the next turn comes: `TurnRecallService.index_appended` embeds the
-    window of the turn before the new ones again (`index_window`).
+    query of the candidate depth (or `vector_depth`) and fuses the windows as a third list at that weight.
+    A turn's window changes when the next turn comes: `TurnRecallService.index_appended` embeds the window
+    of the turn before the new ones again (`index_window`).
 
     Sessions: given `group` (the session a turn belongs to), each candidate adds `session_weight` x its
     session's share x the best fused score, a session's share being the sum of its `session_top` best
@@ -380,8 +381,9 @@ class HybridTurnRetriever:
         lists: list[ScoreList] = []
         windows: ScoreList | None = None
         if self._vectors is not None and query_vector is not None:
-            # Turns and windows share the index: one search, split by id (deep enough for both by default).
-            vector_depth = max(k, self._vector_depth or (2 * depth if self.indexes_windows else depth))
+            # Turns and windows share the index: one search of the candidate depth for both, split by id (one
+            # S3 Vectors query; twice the depth did no better held out: docs/locomo-recall.md, stage 8).
+            vector_depth = max(k, self._vector_depth or depth)
             hits = self._vectors.search(VectorQuery(self.tenant, TURN_KIND, owner_id, query_vector, vector_depth))
             complete = len(hits) < vector_depth
             scores = {hit.item_id: hit.similarity for hit in hits if not hit.item_id.endswith(WINDOW_SUFFIX)}
