@@ -320,7 +320,8 @@ class _RecordingEmbedder:
 def test_tokens_are_embedded_as_their_kind_in_turns_and_queries(tmp_path: Path, minilm: MiniLMEmbedder) -> None:
     embedder = _RecordingEmbedder(minilm)
     vectors = LocalVectorIndex(tmp_path / "vectors.sqlite3")
-    search = HybridTurnRetriever("t", embedder=embedder, vectors=vectors, lexical=None)
+    # No windows: the turn's own vector is the only list, so its score is the cosine.
+    search = HybridTurnRetriever("t", embedder=embedder, vectors=vectors, lexical=None, window_weight=0.0)
     turn = ConversationTurn("1", "", "{{PII_PERSON_a4c72700_1}}: I adopted a kitten.", session_date="8 May 2023")
     search.index_session("u", [turn])
     assert embedder.texts == ["(8 May 2023) person: I adopted a kitten."]
@@ -334,7 +335,8 @@ def test_tokens_are_embedded_as_their_kind_in_turns_and_queries(tmp_path: Path, 
     embedded = len(embedder.texts)
     search.search_with_vector("u", "What did she adopt?", minilm.embed(["What did she adopt?"])[0], 1)
     assert len(embedder.texts) == embedded  # nothing to rewrite: the caller's vector is used
-    as_is = HybridTurnRetriever("t", embedder=embedder, vectors=vectors, lexical=None, embed_kinds=False)
+    as_is = HybridTurnRetriever("t", embedder=embedder, vectors=vectors, lexical=None, embed_kinds=False,
+                                window_weight=0.0)
     as_is.index_session("v", [turn])
     assert embedder.texts[-1] == "(8 May 2023) {{PII_PERSON_a4c72700_1}}: I adopted a kitten."
     vectors.close()

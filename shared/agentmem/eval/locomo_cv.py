@@ -57,6 +57,7 @@ from agentmem.service.turn_search import (
     DEFAULT_NEIGHBOUR_WEIGHT,
     DEFAULT_SESSION_TOP,
     DEFAULT_SESSION_WEIGHT,
+    DEFAULT_WINDOW_WEIGHT,
     HybridTurnRetriever,
 )
 
@@ -83,11 +84,13 @@ class Variant:
     session_top: int = DEFAULT_SESSION_TOP
     length_prior_weight: float = DEFAULT_LENGTH_PRIOR_WEIGHT
     question_prior_weight: float = DEFAULT_QUESTION_PRIOR_WEIGHT
+    window_weight: float = DEFAULT_WINDOW_WEIGHT
+    vector_depth: int | None = None
 
     @property
-    def index_key(self) -> tuple[bool, bool, float, bool]:
+    def index_key(self) -> tuple[bool, bool, float, bool, bool]:
         """What changes the indexed documents: variants with the same key share one pair of indexes."""
-        return (self.following_context, self.dense_dates, self.bm25_b, self.embed_kinds)
+        return (self.following_context, self.dense_dates, self.bm25_b, self.embed_kinds, self.window_weight > 0)
 
     def indexes(self, folder: Path) -> tuple[LocalVectorIndex, LocalBm25Index]:
         """Fresh index files in `folder` for this variant's documents."""
@@ -107,19 +110,22 @@ class Variant:
             following_context=self.following_context, dense_dates=self.dense_dates,
             dense_query=statement_form if self.statement_queries else None,
             embed_kinds=self.embed_kinds, group=turn_thread_id if self.session_weight > 0 else None,
-            session_weight=self.session_weight, session_top=self.session_top,
+            session_weight=self.session_weight, session_top=self.session_top, window_weight=self.window_weight,
+            vector_depth=self.vector_depth,
         )
 
 
 # The turn search as issue 22 found it: equal weights, no neighbours, the previous turn as keyword context,
 # tokens embedded as they are, no session scores.
 BASELINE = Variant("baseline", neighbour_weight=0.0, embed_kinds=False, session_weight=0.0, length_prior_weight=0.0,
-                   question_prior_weight=0.0)
+                   question_prior_weight=0.0, window_weight=0.0)
 _NEIGHBOURS = replace(BASELINE, name="neighbours-0.5", neighbour_weight=0.5)
 # The search shipped after stage 5: neighbours, tokens embedded as kinds, the session's score at 0.5.
 _SESSIONS = replace(_NEIGHBOURS, name="kinds+sessions-0.5", embed_kinds=True, session_weight=0.5)
 # Stage 6's choice: a prior on the turn's length, the session's score at 1.0.
 _LENGTHS = replace(_SESSIONS, name="length-0.3+sessions-1.0", length_prior_weight=0.3, session_weight=1.0)
+# Stage 7's choice, shipped after the third round: length 0.2, questions 0.35, sessions 1.0.
+_PRIORS = replace(_LENGTHS, name="length-0.2+questions-0.35", length_prior_weight=0.2, question_prior_weight=0.35)
 # Stage 1: each lever alone against the baseline, at a few values. Stage 2: around the one that held
 # out in every fold (neighbours), and the others again on top of it.
 STAGES: Mapping[str, tuple[Variant, ...]] = {
@@ -200,6 +206,15 @@ STAGES: Mapping[str, tuple[Variant, ...]] = {
         replace(_LENGTHS, name="length-0.2+questions-0.35", length_prior_weight=0.2, question_prior_weight=0.35),
         replace(_LENGTHS, name="questions-0.35+sessions-0.5", question_prior_weight=0.35, session_weight=0.5),
     ),
+    # Stage 8 (fourth round): each turn also embedded with the turns before and after it, a third list; the
+    # vector query 200 deep (about 100 turns and 100 windows), then 100 shared (what every fold chose).
+    "windows": (
+        _PRIORS,
+        replace(_PRIORS, name="windows-0.2", window_weight=0.2, vector_depth=200),
+        replace(_PRIORS, name="windows-0.3", window_weight=0.3, vector_depth=200),
+        replace(_PRIORS, name="windows-0.4", window_weight=0.4, vector_depth=200),
+        replace(_PRIORS, name="windows-0.3+vector-depth-100", window_weight=0.3, vector_depth=100),
+    ),
 }
 
 
@@ -248,7 +263,7 @@ def measure_variants(
                     progress(f"ingested {conversation.sample_id}")
             recall = app.services.turn_recall
             assert recall is not None, "build_services always wires the turn recall"
-            built: dict[tuple[bool, bool, float, bool], tuple[LocalVectorIndex, LocalBm25Index]] = {}
+            built: dict[tuple[bool, bool, float, bool, bool], tuple[LocalVectorIndex, LocalBm25Index]] = {}
             try:
                 for variant in variants:
                     indexes = built.get(variant.index_key)

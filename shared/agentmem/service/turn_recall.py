@@ -119,8 +119,14 @@ class TurnRecallService:
             raise ValueError("prior weights must be >= 0 (the question's at most 1) and prior_depth >= 1")
 
     def index_appended(self, user_id: str, thread_id: str, from_seq: int, to_seq: int) -> int:
-        """Index turns `from_seq`..`to_seq` of a thread (idempotent: indexing again replaces them)."""
-        first = max(1, from_seq - 1)  # the turn before, as keyword context of the first one
+        """Index turns `from_seq`..`to_seq` of a thread (idempotent: indexing again replaces them); how many.
+
+        Where the search embeds windows, the window of the turn before `from_seq` is embedded again too: it
+        now has a next turn.
+        """
+        refresh = self.search.indexes_windows and from_seq > 1
+        # The turn before, as keyword context of the first one (and the one before that, for its window).
+        first = max(1, from_seq - (2 if refresh else 1))
         turns: list[StoredTurn] = []
         cursor = encode_turn_cursor(self.tenant, user_id, thread_id, first - 1) if first > 1 else None
         while True:
@@ -129,14 +135,13 @@ class TurnRecallService:
             if not page.next_cursor or not page.items or page.items[-1].seq >= to_seq:
                 break
             cursor = page.next_cursor
-        preceding = next((t for t in turns if t.seq == from_seq - 1), None)
-        new = [t for t in turns if from_seq <= t.seq <= to_seq]
+        by_seq = {t.seq: as_conversation_turn(t) for t in turns}
+        preceding = by_seq.get(from_seq - 1)
+        new = [by_seq[t.seq] for t in turns if from_seq <= t.seq <= to_seq]
         if new:
-            self.search.index_session(
-                user_id,
-                [as_conversation_turn(t) for t in new],
-                as_conversation_turn(preceding) if preceding is not None else None,
-            )
+            self.search.index_session(user_id, new, preceding)
+            if refresh and preceding is not None:
+                self.search.index_window(user_id, preceding, by_seq.get(from_seq - 2), new[0])
         return len(new)
 
     def recall(
@@ -172,6 +177,9 @@ class TurnRecallService:
         for start in range(0, len(seqs), INDEX_PAGE):
             chunk = seqs[start : start + INDEX_PAGE]
             self.search.forget_turns(user_id, [turn_item_id(thread_id, seq) for seq in chunk])
+        if from_seq > 1:
+            # The turn before the first one forgotten stays, but its window embeds that turn: it goes.
+            self.search.forget_windows(user_id, [turn_item_id(thread_id, from_seq - 1)])
 
     def forget(self, tenant: str, user_id: str) -> None:
         """Erase a user's indexed turns (a UserEraser: called with tenant and user)."""
