@@ -80,6 +80,11 @@ _AUTHOR_OF_A_WORK = re.compile(
     rf"\b(?i:the)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*)(?=[ \t]+(?:{_WORKS})\b)"
     rf"|\b({_LETTER}+(?:-{_LETTER}+)*)(?=['’]s[ \t]+(?:{_WORKS})\b)"  # "Mccullough's song"
 )
+# A full name before a work or a performance of theirs: "Have you been to a Izak Janković concert before?".
+_FULL_NAME_BEFORE_A_WORK = re.compile(
+    rf"\b(?i:a|an|the)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*(?:[ \t]+{_LETTER}+(?:['’\-]{_LETTER}+)*){{1,2}})"
+    rf"(?=[ \t]+(?:{_WORKS}|concerts?|gigs?|tours?|recitals?|exhibitions?|retrospectives?|lectures?)\b)"
+)
 # A name called at the start of a sentence, before a question or a request: "Kuba, can I please speak to
 # your boss?", "Ilse, would you ...".
 _CALLED_BY_NAME = re.compile(
@@ -100,9 +105,10 @@ _ATOP_AN_ADDRESS = re.compile(
     r"|(?i:unit|apt\.?|apartment|suite|flat|p\.?[ \t]?o\.?[ \t]+box|psc|us(?:s|ns|cgc))[ \t]+\w))",
     re.MULTILINE,
 )
-# A word that takes a person as its object, then one lower-case word: "gender of frederikke", "me nina,".
+# A word that takes a person as its object, or the text's start, then one lower-case word: "gender of frederikke",
+# "me nina,", "crespo is from".
 _LOWER_NAME_AFTER = re.compile(
-    rf"\b(?:of|me|with|to|for|from|by|ask|tell|call|told|asked|and)[ \t]+({_LETTER}+)(?=[ \t]*(?:[,.;:!?]|$|[ \t]"
+    rf"(?:\b(?:of|me|with|to|for|from|by|ask|tell|call|told|asked|and)[ \t]+|^)({_LETTER}+)(?=[ \t]*(?:[,.;:!?]|$|[ \t]"
     r"(?:has|had|is|was|says|said|and|will|would)\b))",
 )
 _POSSESSIVE = re.compile(r"['’]s$")
@@ -180,7 +186,7 @@ _RELATIVE_AFTER = re.compile(rf"\b({_LETTER}+(?:-{_LETTER}+)*)['’]s[ \t]+(?:{_
 ROLE_WORD = re.compile(rf"(?i:{_RELATIVES}|aunty?|auntie|uncle|grandma|granny|nan|{_TITLES})\.?")
 _NAME_IS_CUE = re.compile(
     r"\b(?:(?:my|his|her|their|your|maiden|last|first|full|middle|family|given|sur)[ \t]*name[ \t]+(?:is|was)"
-    r"|name[ \t]*[:?]|call(?:s|ed)?[ \t]+me|known[ \t]+as"
+    r"|name[ \t]*[:?]|call(?:s|ed)?[ \t]+me|known[ \t]+as|named[ \t]+(?:him|her)"
     rf"|(?P<relative>(?:my|our|his|her|their|your)[ \t]+(?:{_RELATIVES}),?))[ \t]+(?=[^\W\d_])",
     re.IGNORECASE,
 )
@@ -449,7 +455,9 @@ class PersonNameFinder:
                 add(match.start(1), match.end(1), CUE_SCORE)
         for match in _RELATIVE_AFTER.finditer(text):
             word = match.group(1)
-            if word[0].isupper() and (gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary)):
+            if (word[0].isupper() and (gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary))) or (
+                word.islower() and gazetteer.is_first(word) and word not in english  # "vittoria's daughter"
+            ):
                 add(match.start(1), match.end(1), CUE_SCORE)
         # The speakers of a dialogue, two lines or more opening with a name and a colon; names of the gazetteer
         # or words no dictionary holds only ("Date:", "Phone:", "User:", "Bot:" are labels).
@@ -500,26 +508,28 @@ class PersonNameFinder:
                 for word in names
             ) and sum(len(word) > 2 for word in names) >= 2:
                 add(match.start(1), match.end(1), CUE_SCORE)
-        # One lower-case given name that is no English word after a word that takes a person ("the true gender
-        # of frederikke", "leave me nina,"): not a name particle ("del") nor a word of three letters.
+        # One lower-case name that is no English word after a word that takes a person ("the true gender of
+        # frederikke", "of eskola has", "leave me nina,"): not a name particle ("del") nor a word of three letters.
         for match in _LOWER_NAME_AFTER.finditer(text):
             word = match.group(1)
             if (
                 len(word) > 3
                 and word not in _PARTICLES
-                and gazetteer.is_first(word)
+                and gazetteer.is_name(word)
                 and _unknown_word(word, every_word, ordinary)
             ):
                 add(match.start(1), match.end(1), GAZETTEER_SCORE)
-        # A list of three or more lower-case words, all given names, or words no dictionary holds beside three
-        # given names: "silvana, adam, chad and caleb", "leonti, terrence, pamela, donna, andrea and brian".
+        # A list of three or more lower-case words, all given names, or names and words no dictionary holds, two
+        # given names among them and names half of them at least: "silvana, adam, chad and caleb", "leonti,
+        # terrence, pamela, donna, andrea and brian", "annegret, nedolf, andreassen, aamot, antonsen and christina".
         for match in _LIST.finditer(text):
             items = [word for word in _words(match.group()) if word.text != "and"]
             given = [word for word in items if gazetteer.is_first(word.text) and word.text not in english]
+            names = [word for word in items if gazetteer.is_name(word.text) and word.text not in english]
             if len(items) >= 3 and all(word.text.islower() for word in items) and (
                 len(given) == len(items)
-                or (len(given) >= 3 and all(
-                    word in given or (len(word.text) > 3 and _unknown_word(word.text, every_word, ordinary))
+                or (len(given) >= 2 and 2 * len(names) >= len(items) and all(
+                    word in names or (len(word.text) > 3 and _unknown_word(word.text, every_word, ordinary))
                     for word in items
                 ))
             ):
@@ -558,6 +568,10 @@ class PersonNameFinder:
             if run and len(run) <= 4 and all(a_name_word(word) for word in run) and any(
                 len(word.text) > 2 for word in run
             ):
+                add(run[0].start, run[-1].end, CUE_SCORE)
+        for match in _FULL_NAME_BEFORE_A_WORK.finditer(text):
+            run = [word for word in words if match.start(1) <= word.start and word.end <= match.end(1)]
+            if len(run) >= 2 and all(a_name_word(word) for word in run):
                 add(run[0].start, run[-1].end, CUE_SCORE)
         # A firm's founders are people: "our 3 founders: Morrison, Rogers and Torres".
         for match in _FOUNDERS.finditer(text):
