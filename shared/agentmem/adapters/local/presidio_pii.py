@@ -213,6 +213,7 @@ class PresidioPiiDetector:
                     and noun_phrases.describes_a_thing(text, start, end))
                 or (result.entity_type == LOCATION and thing_names.before_a_nationality_of_a_thing(text, start, end))
                 or (result.entity_type == LOCATION and thing_names.a_make_after_an_article(text, start, end))
+                or (result.entity_type == LOCATION and thing_names.a_thing_handled(text, start, end))
                 or (result.entity_type == LOCATION and thing_names.after_a_maker(text, start, makers))
                 or (result.entity_type in (PERSON, LOCATION) and thing_names.a_thing_of_a_nationality(text, start, end))
                 or (text[start:end].islower() and noun_phrases.within_a_dish_name(text, start, nationality_ends))

@@ -25,6 +25,7 @@ spaCy as a place.
 from __future__ import annotations
 
 import functools
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import fold, ordinary_words
 from agentmem.adapters.local.street_words import StreetWords, street_words
+from agentmem.adapters.local.word_case import usually_lower_case
 
 STREET_ADDRESS = "STREET_ADDRESS"
 
@@ -74,6 +76,13 @@ _MORE_PREFIX_WORDS = (
     "Camino|Ronda|Glorieta|Urbanización|Vial|Pasaje|Callejón|Carretera|Cuesta|Jardim|Campo|Vila|Parque|Praia"
     "|Morro|Quadra|Distrito|Esplanada|Núcleo|Rodovia|Ladeira|Beco|Lugar|R\\.|Stretto|Borgo|Incrocio|Contrada"
     "|Rotonda|Galleria|Jalan|Jl\\.|Gang|Gg\\.|Đường|Phố|boulevard|plac|pl\\.|os\\.|U|Pod|Nad|Na|Za|K|V"
+    # French types of way, which Faker's French providers lack (they write only "rue", "chemin", "avenue",
+    # "boulevard"): "891 Cours Du Champ", "240 Venelle Jean Vilar", "778 Prom. De Monbazillac".
+    "|Cours|Cour|Voie|Venelle|Ruelle|Sentier|Promenade|Prom\\.|Place|Square|Parc|Passage|Chaussée|Faubourg"
+    "|Fbg\\.?|Cité|Esplanade|Montée|Rampe|Traverse|Villa|Hameau|Clos|Mail|Parvis|Rond-Point|Résidence"
+    "|Lotissement|Carrefour|Quai|Allée|Impasse"
+    # Galician and Spanish ones: "Rúa Madre Soledad de la Cruz, 284", "Travesía del Sol 5"
+    "|Rúa|Travesía|Camiño|Avda"
 )
 # Suffixes fused to the street's name: "Søndergade", "Koskikatu", "Brixtonlaan", "Loorenstrasse".
 _FUSED_SUFFIXES = (
@@ -201,6 +210,34 @@ def _number_and_an_english_word(value: str) -> bool:
     return word in english or any(word.endswith(end) and word[: -len(end)] in english for end in ("ing", "s", "ed"))
 
 
+# French types of way that are English words too: after a number, they open a street only before a name.
+_ENGLISH_LOOKING_TYPES = frozenset(
+    {"cours", "cour", "promenade", "place", "square", "parc", "passage", "villa", "mail", "clos", "esplanade",
+     "traverse", "rampe", "carrefour", "cité", "sentier", "hameau", "faubourg"}
+)  # fmt: skip
+
+
+def _a_count_of_things(value: str) -> bool:
+    """ "12 Place Cards", "3 Square Meals": a number, a French type of way that is an English word, and only
+    common words after it ("cards" is written in lower case) is a count of things; "117 Place Benoit
+    Frachon", "1250 Place Verlaine" name someone ("Verlaine" is written capitalised)."""
+    import regex
+
+    parts = value.split()
+    if len(parts) < 3 or not parts[0].isdigit() or parts[1].casefold() not in _ENGLISH_LOOKING_TYPES:
+        return False
+    english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
+
+    def a_common_word(word: str) -> bool:
+        key = word.casefold().rstrip(".,")
+        if regex.fullmatch(_LINK, key):
+            return False  # "1229 Cours Des Anemones": a French street's link word
+        key = key if key in english or not key.endswith("s") else key[:-1]  # "Meals"
+        return key in ordinary_words() or (key in english and usually_lower_case(key))
+
+    return all(a_common_word(part) for part in parts[2:])
+
+
 def _pattern_name(result: RecognizerResult) -> str | None:
     explanation = result.analysis_explanation
     return explanation.pattern_name if explanation is not None else None
@@ -241,7 +278,8 @@ def _a_place_after_is_at(value: str, after: str) -> bool:
     import regex
 
     first_line = value.split("\n")[0]
-    if any(len(word) > 1 and word.isupper() for word in first_line.split()):
+    # A roman numeral numbers a ring road or a district, no acronym: "Ring III 931".
+    if any(len(word) > 1 and word.isupper() and _ROMAN.fullmatch(word) is None for word in first_line.split()):
         return False
     leading = regex.match(r"(\d{1,2})\b", first_line)
     if leading is not None and int(leading.group(1)) <= 24:
@@ -249,6 +287,9 @@ def _a_place_after_is_at(value: str, after: str) -> bool:
     unit = regex.match(r"[ \t]+(\p{Ll}+)", after)
     nouns = wordnet_words(NOUN)
     return unit is None or (unit.group(1) in ordinary_words() or unit.group(1).removesuffix("s") not in nouns)
+
+
+_ROMAN = re.compile(r"(?:X{0,3})(?:IX|IV|V?I{0,3})")
 
 
 def _named_without_a_number(value: str) -> bool:
@@ -330,6 +371,7 @@ def build_recognizer() -> PatternRecognizer:
         Pattern("unit", rf"\b{_UNIT}\b", 0.5),
     ]
     lone_city = regex.compile(rf"(?<=\d\.?|\p{{L}})[ \t]*,[ \t]*(?:{_CITY})$")
+
     # A unit or a city alone on a line of the block, and its last line: a country or a city, then a
     # postal code ("\n\n Denmark 35018", ">New Zealand 15896").
     block_line = regex.compile(rf"{_NEXT_BLOCK_LINE}(?:{_UNIT}|{_CITY})[ \t]*(?=\n|$)")
@@ -354,6 +396,7 @@ def build_recognizer() -> PatternRecognizer:
                     or _named_without_a_number(text[result.start : result.end])
                 )
                 and not _number_and_an_english_word(text[result.start : result.end])
+                and not _a_count_of_things(text[result.start : result.end])
             ]
             kept = []
             for result in results:
