@@ -71,6 +71,21 @@ def test_a_galician_rua_is_a_street(detector: LocalPiiDetector) -> None:
     assert "STREET_ADDRESS" in types_of(detector, text, "Rúa Madre Soledad")
 
 
+@pytest.mark.parametrize(
+    "street",
+    ["R. de Simões, S/N", "6/75 Phan Văn Trị", "58/131 Độc Lập", "1038 Lazard Av", "Ala Sokağı 821",
+     "Laan van het Kwekebos 1005", "Jardines de La Cruz 753"],
+)  # fmt: skip
+def test_streets_of_other_locales_after_is_at_are_streets(detector: LocalPiiDetector, street: str) -> None:
+    """No number ("S/N"), a house number with a slash (no hour), Vietnamese words that spell English ones
+    without their accents, Canada's "Av", Turkish, Dutch and Spanish types."""
+    assert types_of(detector, f"The viewing is at {street} on Saturday.", street) == {"STREET_ADDRESS"}
+
+
+def test_an_hour_after_is_at_is_still_no_street(detector: LocalPiiDetector) -> None:
+    assert detector.detect("The meeting is at 6 Heathrow.") == []
+
+
 @pytest.mark.parametrize("text", ["We need 12 Place Cards for the table.", "I bought 3 Square Meals."])
 def test_a_count_of_things_after_a_number_is_no_street(detector: LocalPiiDetector, text: str) -> None:
     assert detector.detect(text) == []

@@ -17,6 +17,7 @@ all the same, with its own type.
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
@@ -45,6 +46,7 @@ _CAP = r"\p{Lu}[\p{L}\p{M}&'’\-]*"
 _NAMES = rf"(?:{_CAP}|\d{{1,4}})(?:[ \t]+(?:{_CAP}|&))*?"
 
 
+@functools.lru_cache(maxsize=8192)
 def a_legal_form(word: str) -> bool:
     """True when ``word`` ends a company's name as a legal form, hand-written or Faker's ("Oyj", "Sønner")."""
     import regex
@@ -53,11 +55,12 @@ def a_legal_form(word: str) -> bool:
     return hand_written or any(form == word or form.endswith(" " + word) for form in company_forms())
 
 
+_BUSINESS_WORD = re.compile(rf"(?:{_BUSINESS_WORDS})")
+
+
 def a_business_word(word: str) -> bool:
     """True when ``word`` ends a company's name as a business word: "Technologies", "Research", "Group"."""
-    import regex
-
-    return regex.fullmatch(rf"(?:{_BUSINESS_WORDS})", word) is not None
+    return _BUSINESS_WORD.fullmatch(word) is not None
 
 
 # What a firm is, as the head of what a sentence says its subject is: "X is a design agency based in",

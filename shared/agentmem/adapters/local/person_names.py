@@ -617,6 +617,8 @@ class PersonNameFinder:
         people = [(start, end) for start, end, _ in found] + [
             (start, end) for label, start, end in entities if label == PERSON
         ]
+        if not people:
+            return []
         by_start = {word.start: word for word in words}
         more: list[tuple[int, int, float]] = []
 
@@ -624,7 +626,7 @@ class PersonNameFinder:
             return any(start <= word.start and word.end <= end for start, end in people)
 
         every_word = _folded_words()
-        for match in _JOINED_BY_AND.finditer(text):
+        for match in _JOINED_BY_AND.finditer(text) if " and " in text or " & " in text else ():
             left, right = by_start.get(match.start(1)), by_start.get(match.start(2))
             if left is None or right is None:
                 continue
@@ -646,13 +648,19 @@ class PersonNameFinder:
                 if a_name_word(parts[-1]) and len(parts[-1].text) > 2:
                     names.add(parts[-1].text)
         for name in names:
-            for match in re.finditer(rf"(?<![\w'’\-]){re.escape(name)}(?![\w\-]|['’]\w\w)", text):
-                word = by_start.get(match.start())
-                if word is None or any(start <= match.start() < end for start, end in people):
-                    continue
-                if name.casefold() in known and opens_a_sentence(text, match.start()):
-                    continue  # "Key findings:" opening a sentence is no Mr. Key
-                more.append((match.start(), match.end(), CUE_SCORE))
+            position = text.find(name)
+            while position != -1:
+                end = position + len(name)
+                # a whole word, or words, of the text ("Yefremova's" too, not "Yefremovas")
+                whole = by_start.get(position) is not None and (end == len(text) or not text[end].isalnum())
+                if (
+                    whole
+                    and not any(start <= position < stop for start, stop in people)
+                    # "Key findings:" opening a sentence is no Mr. Key
+                    and not (name.casefold() in known and opens_a_sentence(text, position))
+                ):
+                    more.append((position, end, CUE_SCORE))
+                position = text.find(name, end)
         return more
 
 

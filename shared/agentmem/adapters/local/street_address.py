@@ -63,6 +63,8 @@ _SUFFIX_WORDS = (
     "|str|terrasse|kapu|út|útja|utca|u\\.|tér|körút|sor|köz|rkp\\.|rakpart|straat|gracht|laan|weg|plein|kade"
     "|vej|gade|gata|gatan|väg|vägen|veien|vegen|vegur|allé|allee|platz|gasse|straße|strasse|ring|damm|katu"
     "|tie|kuja|polku|kaari|rinne|braut|stræti|stígur|stien|baan|tee|põik"
+    # Canada's short "Av" ("1038 Lazard Av"); Turkish types, which Faker has no provider for ("Ala Sokağı 821")
+    "|Av|Sokak|Sokağı|Sk\\.|Caddesi|Cad\\.|Cd\\.|Bulvarı|Blv\\.|Yolu|Mahallesi|Mah\\."
 )
 # Words that name a street before its name (Romance, Slavic, Greek in Latin script).
 _PREFIX_WORDS = (
@@ -81,8 +83,10 @@ _MORE_PREFIX_WORDS = (
     "|Cours|Cour|Voie|Venelle|Ruelle|Sentier|Promenade|Prom\\.|Place|Square|Parc|Passage|Chaussée|Faubourg"
     "|Fbg\\.?|Cité|Esplanade|Montée|Rampe|Traverse|Villa|Hameau|Clos|Mail|Parvis|Rond-Point|Résidence"
     "|Lotissement|Carrefour|Quai|Allée|Impasse"
-    # Galician and Spanish ones: "Rúa Madre Soledad de la Cruz, 284", "Travesía del Sol 5"
-    "|Rúa|Travesía|Camiño|Avda"
+    # Galician and Spanish ones: "Rúa Madre Soledad de la Cruz, 284", "Travesía del Sol 5", "Jardines de La Cruz"
+    "|Rúa|Travesía|Camiño|Avda|Jardines"
+    # Dutch "Laan van ..." ("Laan van het Kwekebos 1005")
+    "|Laan"
 )
 # Suffixes fused to the street's name: "Søndergade", "Koskikatu", "Brixtonlaan", "Loorenstrasse".
 _FUSED_SUFFIXES = (
@@ -98,7 +102,7 @@ _MONTHS = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t|tember)?"
     r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b"
 )
-_LINK = r"(?:d[aeiou]s?|dei|degli|del|della|de|la|le|les|du|des|e|y|i|of|the|am|an|der|im|zum|zur|van|von)"
+_LINK = r"(?:d[aeiou]s?|dei|degli|del|della|de|la|le|les|du|des|e|y|i|of|the|am|an|der|im|zum|zur|van|von|het)"
 
 
 @functools.cache
@@ -112,7 +116,8 @@ def _name() -> str:
     lower = rf"(?!(?:{'|'.join(stop)})\b)\p{{Ll}}+"
     return rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|{lower}))*?"
 # A house number: "12", "12A", "90j", "151/727", "1/40/603".
-_NUMBER = r"\d{1,5}(?:/\d{1,5}){0,2}(?:[ \t]?[A-Za-z](?![\p{L}]))?\.?"
+# "S/N" (sin número, sem número) stands for the number of a Spanish or Portuguese address that has none.
+_NUMBER = r"(?:\d{1,5}(?:/\d{1,5}){0,2}(?:[ \t]?[A-Za-z](?![\p{L}]))?\.?|[Ss]/[Nn](?![\p{L}\d]))"
 _HAND_UNITS = r"Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Fl\.?|Box"
 _UNIT = rf"(?:{_HAND_UNITS})[ \t]+#?\d{{1,5}}[A-Z]?"
 
@@ -148,7 +153,7 @@ def _street_core(words: StreetWords) -> str:
         rf"(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\d{{1,4}}(?=[ \t]+\p{{L}})))*(?:,?[ \t]+{_NUMBER}(?![\d]))?"
         # [number[,]] More-prefix Name[,] [No.] number: "Stretto Elvira, 155", "Jl. Kutai No. 2",
         # "77, boulevard Grenier"
-        rf"|(?:{_NUMBER},?[ \t]+)?(?:{more_prefix_words})[ \t]+(?:{_LINK}[ \t]+)?{_CAP}"
+        rf"|(?:{_NUMBER},?[ \t]+)?(?:{more_prefix_words})[ \t]+(?:{_LINK}[ \t]+){{0,2}}{_CAP}"
         rf"(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP})*,?[ \t]+(?:No\.?[ \t]*)?{_NUMBER}(?![\d])"
         rf"|{_NUMBER},?[ \t]+(?:{more_prefix_words})[ \t]+(?:{_LINK}[ \t]+)?{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP})*"
         # [number] Fusedname number: "Søndergade 52", "6750 Koskikatu 25", "Berntsenfaret 51"
@@ -258,7 +263,10 @@ def _introduced_end(value: str, pattern: str | None, after: str) -> int | None:
     end = len(value)
     for word in regex.finditer(r"[\p{L}\p{M}'’\-]+", value):
         text = word.group()
-        if regex.fullmatch(_LINK, text) or not (text.casefold() in english or fold(text) in english):
+        # Without its diacritics a Vietnamese word may spell an English one ("Lập", "Độc"): only Latin-1's
+        # accents are taken off ("Café").
+        latin_1 = all(ord(char) < 0x100 for char in text)
+        if regex.fullmatch(_LINK, text) or not (text.casefold() in english or (latin_1 and fold(text) in english)):
             continue
         if text.islower():
             end = word.start()
@@ -281,7 +289,7 @@ def _a_place_after_is_at(value: str, after: str) -> bool:
     # A roman numeral numbers a ring road or a district, no acronym: "Ring III 931".
     if any(len(word) > 1 and word.isupper() and _ROMAN.fullmatch(word) is None for word in first_line.split()):
         return False
-    leading = regex.match(r"(\d{1,2})\b", first_line)
+    leading = regex.match(r"(\d{1,2})\b(?!/)", first_line)  # "6/75 Phan Văn Trị" numbers a house
     if leading is not None and int(leading.group(1)) <= 24:
         return False
     unit = regex.match(r"[ \t]+(\p{Ll}+)", after)
