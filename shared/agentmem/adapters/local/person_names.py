@@ -525,11 +525,11 @@ class PersonNameFinder:
         for match in _LIST.finditer(text):
             items = [word for word in _words(match.group()) if word.text != "and"]
             given = [word for word in items if gazetteer.is_first(word.text) and word.text not in english]
-            names = [word for word in items if gazetteer.is_name(word.text) and word.text not in english]
+            named = [word for word in items if gazetteer.is_name(word.text) and word.text not in english]
             if len(items) >= 3 and all(word.text.islower() for word in items) and (
                 len(given) == len(items)
-                or (len(given) >= 2 and 2 * len(names) >= len(items) and all(
-                    word in names or (len(word.text) > 3 and _unknown_word(word.text, every_word, ordinary))
+                or (len(given) >= 2 and 2 * len(named) >= len(items) and all(
+                    word in named or (len(word.text) > 3 and _unknown_word(word.text, every_word, ordinary))
                     for word in items
                 ))
             ):
