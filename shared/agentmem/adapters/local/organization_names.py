@@ -9,7 +9,10 @@ of an editor's comment as organisations), so locally organisations are found by 
 - surnames joined as a firm's name: "Marshall, Hernandez and Simpson", "Jones, Smith & Davis";
 - a capitalised name after "work(ed) for", "used to work for", "employed by"; when none of its words is
   a given name of the gazetteer, it wins over spaCy's person for the same words ("I work for Thinknum");
-- a name whose address is given: "The address of Solarlist is ..." (not "of Maria", a given name).
+- a name whose address is given: "The address of Solarlist is ..." (not "of Maria", a given name);
+- the subject of what a sentence says is a firm: "Ramsey-Johnson is an Swedish multinational investment
+  bank" (the firm's noun ends the phrase: "is a business owner" is someone);
+- a one-word line between a letter's name and its street (``a_firm_line``: ">Flightaware").
 
 A firm's name made of surnames would otherwise be read as people; as an organisation it is masked
 all the same, with its own type.

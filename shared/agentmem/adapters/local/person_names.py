@@ -14,7 +14,11 @@ from three kinds of evidence:
   lower-case surname ("patricia desrosiers") or a word no dictionary holds ("leon filipowicz"); a
   list of three or more lower-case given names;
 - spaCy's own place, organisation or product entity whose words are a given name and names, reported
-  as PERSON with score 0.9 so that it wins over spaCy's 0.85 for the same span.
+  as PERSON with score 0.9 so that it wins over spaCy's 0.85 for the same span;
+- the form of the phrase, for names no locale of the gazetteer holds, score 0.9: two such words around an
+  initial ("Ravil G Yefimov"), who made or played in a work ("directed by", "starring", "song by
+  ex-Zombie Sedej"), a firm's founders, a word joined by "and" to a person found ("Usamov and Bowers"),
+  and a full name's surname or the whole name again elsewhere in the text ("... early Yefremova").
 
 A gazetteer candidate that overlaps an entity spaCy labelled an event, a law, a language or an amount
 is left to spaCy, and so is one word after a preposition of place ("flew to Coles") and one word that
