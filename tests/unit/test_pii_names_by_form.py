@@ -123,6 +123,10 @@ def test_a_name_after_words_that_take_a_person_is_one(detector: LocalPiiDetector
     assert name in people(detector, text)
 
 
+def test_a_given_name_opening_an_identifier_is_no_person(detector: LocalPiiDetector) -> None:
+    assert detector.detect("meta.tags[*]") == []  # a LangGraph index path
+
+
 def test_the_name_atop_an_address_whose_street_has_two_numbers_is_a_person(detector: LocalPiiDetector) -> None:
     text = ">Tarvoslav Hiiemurd\n>4418 27 Brook Avenue\n>Apt. 12"
     assert "Tarvoslav Hiiemurd" in people(detector, text)

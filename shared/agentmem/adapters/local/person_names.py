@@ -112,8 +112,10 @@ _ATOP_AN_ADDRESS = re.compile(
 # A word that takes a person as its object, or the text's start, then one lower-case word: "gender of frederikke",
 # "me nina,", "crespo is from".
 _LOWER_NAME_AFTER = re.compile(
-    rf"(?:\b(?:of|me|with|to|for|from|by|ask|tell|call|told|asked|and)[ \t]+|^)({_LETTER}+)(?=[ \t]*(?:[,.;:!?]|$|[ \t]"
-    r"(?:has|had|is|was|says|said|and|will|would)\b))",
+    rf"\b(?:of|me|with|to|for|from|by|ask|tell|call|told|asked|and)[ \t]+({_LETTER}+)(?=[ \t]*(?:[,.;:!?](?!\w)|$|[ \t]"
+    r"(?:has|had|is|was|says|said|and|will|would)\b))"
+    # opening the text, only before a verb ("crespo is from"; not the "meta" of an identifier "meta.tags[*]")
+    rf"|^({_LETTER}+)(?=[ \t]+(?:has|had|is|was|says|said|will|would)\b)",
 )
 _POSSESSIVE = re.compile(r"['’]s$")
 # Lower-case words inside a name: "Willemine ten Pas", "Ludwig van Beethoven", "Maria da Silva".
@@ -515,14 +517,15 @@ class PersonNameFinder:
         # One lower-case name that is no English word after a word that takes a person ("the true gender of
         # frederikke", "of eskola has", "leave me nina,"): not a name particle ("del") nor a word of three letters.
         for match in _LOWER_NAME_AFTER.finditer(text):
-            word = match.group(1)
+            group = 1 if match.group(1) else 2
+            word = match.group(group)
             if (
                 len(word) > 3
                 and word not in _PARTICLES
                 and gazetteer.is_name(word)
                 and _unknown_word(word, every_word, ordinary)
             ):
-                add(match.start(1), match.end(1), GAZETTEER_SCORE)
+                add(match.start(group), match.end(group), GAZETTEER_SCORE)
         # A list of three or more lower-case words, all given names, or names and words no dictionary holds, two
         # given names among them and names half of them at least: "silvana, adam, chad and caleb", "leonti,
         # terrence, pamela, donna, andrea and brian", "annegret, nedolf, andreassen, aamot, antonsen and christina".
