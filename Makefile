@@ -88,10 +88,10 @@ EVAL_DATA ?= ../shared/eval
 STRUCTURED_PII := EMAIL_ADDRESS PHONE_NUMBER CREDIT_CARD US_SSN IBAN_CODE IP_ADDRESS URL
 PII_FLOORS ?= \
   $(foreach t,$(STRUCTURED_PII),--min-precision $(t)=0.95 --min-recall $(t)=0.99) \
-  --min-precision PERSON=0.90 --min-recall PERSON=0.90 \
+  --min-precision PERSON=0.93 --min-recall PERSON=0.95 \
   --min-precision STREET_ADDRESS=0.97 --min-recall STREET_ADDRESS=0.94 \
   --min-precision LOCATION=0.85 --min-recall LOCATION=0.48 \
-  --min-precision ORGANIZATION=0.85 --min-recall ORGANIZATION=0.26 \
+  --min-precision ORGANIZATION=0.90 --min-recall ORGANIZATION=0.44 \
   --min-precision NRP=0.60 --min-recall NRP=0.27 \
   --min-precision AGE=0.97 --min-recall AGE=0.94 \
   --min-precision ZIP_CODE=0.95 --min-recall ZIP_CODE=0.50 \

@@ -126,7 +126,9 @@ def name_end(text: str, end: int) -> int:
     "Porsche 911 Carrera support" runs to "Carrera"."""
     while True:
         following = _NAME_WORD_AFTER.match(text, end)
-        if following is None or following.group(1).casefold() in ordinary_words():
+        # a model's capitals are no stop word: "Lexus IS 250 C support"
+        model = following is not None and len(following.group(1)) > 1 and following.group(1).isupper()
+        if following is None or (following.group(1).casefold() in ordinary_words() and not model):
             return end
         if not any(char.isupper() or char.isdigit() for char in following.group(1)):
             return end

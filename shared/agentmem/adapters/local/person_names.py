@@ -14,7 +14,11 @@ from three kinds of evidence:
   lower-case surname ("patricia desrosiers") or a word no dictionary holds ("leon filipowicz"); a
   list of three or more lower-case given names;
 - spaCy's own place, organisation or product entity whose words are a given name and names, reported
-  as PERSON with score 0.9 so that it wins over spaCy's 0.85 for the same span.
+  as PERSON with score 0.9 so that it wins over spaCy's 0.85 for the same span;
+- the form of the phrase, for names no locale of the gazetteer holds, score 0.9: two such words around an
+  initial ("Ravil G Yefimov"), who made or played in a work ("directed by", "starring", "song by
+  ex-Zombie Sedej"), a firm's founders, a word joined by "and" to a person found ("Usamov and Bowers"),
+  and a full name's surname or the whole name again elsewhere in the text ("... early Yefremova").
 
 A gazetteer candidate that overlaps an entity spaCy labelled an event, a law, a language or an amount
 is left to spaCy, and so is one word after a preposition of place ("flew to Coles") and one word that
@@ -30,7 +34,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from agentmem.adapters.local import organization_names
@@ -80,6 +84,11 @@ _AUTHOR_OF_A_WORK = re.compile(
     rf"\b(?i:the)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*)(?=[ \t]+(?:{_WORKS})\b)"
     rf"|\b({_LETTER}+(?:-{_LETTER}+)*)(?=['’]s[ \t]+(?:{_WORKS})\b)"  # "Mccullough's song"
 )
+# A full name before a work or a performance of theirs: "Have you been to a Izak Janković concert before?".
+_FULL_NAME_BEFORE_A_WORK = re.compile(
+    rf"\b(?i:a|an|the)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*(?:[ \t]+{_LETTER}+(?:['’\-]{_LETTER}+)*){{1,2}})"
+    rf"(?=[ \t]+(?:{_WORKS}|concerts?|gigs?|tours?|recitals?|exhibitions?|retrospectives?|lectures?)\b)"
+)
 # A name called at the start of a sentence, before a question or a request: "Kuba, can I please speak to
 # your boss?", "Ilse, would you ...".
 _CALLED_BY_NAME = re.compile(
@@ -95,14 +104,18 @@ _ATOP_AN_ADDRESS = re.compile(
     rf"^{_QUOTE}((?:{_LETTER}+(?:['’\-]{_LETTER}+)*\.?[ \t]+){{1,3}}{_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]*\n"
     # the rest looked at, not taken: the next line may hold a name of its own (">Firm\n>Ane Vojković\n>3654 ...")
     rf"(?=(?:[ \t]*\n)?(?:{_QUOTE}[^\d\n]{{2,60}}\n)?{_QUOTE}"
-    r"(?:\d{1,6}[ \t]+[^\W\d_]"
+    # a building's number may come before the house's: "3369 24 Clarke Avenue"
+    r"(?:\d{1,6}(?:[ \t]+\d{1,5})?[ \t]+[^\W\d_]"
     r"|(?i:unit|apt\.?|apartment|suite|flat|p\.?[ \t]?o\.?[ \t]+box|psc|us(?:s|ns|cgc))[ \t]+\w))",
     re.MULTILINE,
 )
-# A word that takes a person as its object, then one lower-case word: "gender of frederikke", "me nina,".
+# A word that takes a person as its object, or the text's start, then one lower-case word: "gender of frederikke",
+# "me nina,", "crespo is from".
 _LOWER_NAME_AFTER = re.compile(
-    rf"\b(?:of|me|with|to|for|from|by|ask|tell|call|told|asked|and)[ \t]+({_LETTER}+)(?=[ \t]*(?:[,.;:!?]|$|[ \t]"
-    r"(?:has|had|is|was|says|said|and|will|would)\b))",
+    rf"\b(?:of|me|with|to|for|from|by|ask|tell|call|told|asked|and)[ \t]+({_LETTER}+)(?=[ \t]*(?:[,.;:!?](?!\w)|$|[ \t]"
+    r"(?:has|had|is|was|says|said|and|will|would)\b))"
+    # opening the text, only before a verb ("crespo is from"; not the "meta" of an identifier "meta.tags[*]")
+    rf"|^({_LETTER}+)(?=[ \t]+(?:has|had|is|was|says|said|will|would)\b)",
 )
 _POSSESSIVE = re.compile(r"['’]s$")
 # Lower-case words inside a name: "Willemine ten Pas", "Ludwig van Beethoven", "Maria da Silva".
@@ -156,13 +169,30 @@ _GIVEN_TO = re.compile(
     rf"\b(?:gave|given|give|gives|giving|sent|send|sends|showed|shown|show|handed|hand|lent|lend|offered|offer"
     rf"|told|tell|asked|ask)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]+(?:his|her|their|my|your|our)\b"
 )
+# Who made a work, played in it or left a band: "directed by Brad L Key", "starring Key", "song by ex-Zombie
+# Sedej", "\"Tube Snake Boogie\" by Szabina J Gelencsér".
+_MADE_BY_CUE = re.compile(
+    r"(?:\b(?i:directed|written|produced|composed|performed|sung|painted|edited|illustrated|translated|narrated"
+    rf"|photographed|authored|recorded|covered|remixed|film|{_WORKS})|[\"”’])[ \t]+by[ \t]+(?:ex-{_LETTER}+[ \t]+)?"
+    rf"|\b(?i:starring|co-starring|featuring|feat\.|ft\.)[ \t]+|\bex-{_LETTER}+[ \t]+(?=[^\W\d_])"
+)
+# The people a firm's founders are: "our 3 founders: Morrison, Rogers and Torres", "founded by Orr and Lind".
+_FOUNDERS = re.compile(
+    rf"\b(?i:founders?|co-?founders?|(?:founded|started|co-founded)[ \t]+by)[ \t]*:?[ \t]+"
+    rf"(?P<names>{_LETTER}+(?:['’\-]{_LETTER}+)*"
+    rf"(?:(?:,[ \t]+|,?[ \t]+(?:and|&)[ \t]+){_LETTER}+(?:['’\-]{_LETTER}+)*)*)"
+)
+# Two words joined by "and", one of them someone's name: "Usamov and Bowers were precision engineers".
+_JOINED_BY_AND = re.compile(
+    rf"\b({_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]+(?:and|&)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*)\b"
+)
 # A possessive before a relative: "Costanzi's kid", "Blin's daughter".
 _RELATIVE_AFTER = re.compile(rf"\b({_LETTER}+(?:-{_LETTER}+)*)['’]s[ \t]+(?:{_RELATIVES})\b")
 # One word that introduces a person's name, a relative, a role or a title: "Aunt", "landlord", "Dr.".
 ROLE_WORD = re.compile(rf"(?i:{_RELATIVES}|aunty?|auntie|uncle|grandma|granny|nan|{_TITLES})\.?")
 _NAME_IS_CUE = re.compile(
     r"\b(?:(?:my|his|her|their|your|maiden|last|first|full|middle|family|given|sur)[ \t]*name[ \t]+(?:is|was)"
-    r"|name[ \t]*[:?]|call(?:s|ed)?[ \t]+me|known[ \t]+as"
+    r"|name[ \t]*[:?]|call(?:s|ed)?[ \t]+me|known[ \t]+as|named[ \t]+(?:him|her)"
     rf"|(?P<relative>(?:my|our|his|her|their|your)[ \t]+(?:{_RELATIVES}),?))[ \t]+(?=[^\W\d_])",
     re.IGNORECASE,
 )
@@ -184,6 +214,8 @@ def _unknown_word(word: str, *dictionaries: frozenset[str]) -> bool:
     """True when neither the word nor its stem without an English inflection ("lives", "called") is listed."""
     key = word.casefold()
     stems = {key, *(key[: -len(end)] for end in ("s", "es", "ed", "d", "ing") if key.endswith(end))}
+    if key.endswith("ies"):
+        stems.add(key[:-3] + "y")  # "Technologies", "Industries"
     return all(stem not in dictionary for stem in stems for dictionary in dictionaries)
 
 
@@ -429,10 +461,13 @@ class PersonNameFinder:
                 add(match.start(1), match.end(1), CUE_SCORE)
         for match in _RELATIVE_AFTER.finditer(text):
             word = match.group(1)
-            if word[0].isupper() and (gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary)):
+            if (word[0].isupper() and (gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary))) or (
+                word.islower() and gazetteer.is_first(word) and word not in english  # "vittoria's daughter"
+            ):
                 add(match.start(1), match.end(1), CUE_SCORE)
         # The speakers of a dialogue, two lines or more opening with a name and a colon; names of the gazetteer
         # or words no dictionary holds only ("Date:", "Phone:", "User:", "Bot:" are labels).
+        # A speaker in lower case is a given name that is no English word ("mika:", "tracy:"; not "note:").
         speakers = [
             match for match in _SPEAKER.finditer(text)
             if all(
@@ -443,6 +478,11 @@ class PersonNameFinder:
                     or _unknown_word(word, every_word, ordinary)
                 )
                 for word in match.group(1).split()
+            ) or (
+                match.group(1).islower()
+                and " " not in match.group(1)
+                and gazetteer.is_first(match.group(1))
+                and match.group(1) not in english
             )
         ]
         if len(speakers) >= 2:
@@ -467,30 +507,84 @@ class PersonNameFinder:
         # dictionary holds ("Duqyaha Karataev"; not "Shipping details").
         for match in _ATOP_AN_ADDRESS.finditer(text):
             names = [word.text for word in _words(match.group(1))]
-            if not organization_names.a_legal_form(names[-1]) and all(
+            if not organization_names.a_legal_form(names[-1]) and not organization_names.a_business_word(
+                names[-1]
+            ) and all(
                 len(word.rstrip(".")) == 1 or gazetteer.is_name(word) or _unknown_word(word, every_word, ordinary)
                 for word in names
             ) and sum(len(word) > 2 for word in names) >= 2:
                 add(match.start(1), match.end(1), CUE_SCORE)
-        # One lower-case given name that is no English word after a word that takes a person ("the true gender
-        # of frederikke", "leave me nina,"): not a name particle ("del") nor a word of three letters.
+        # One lower-case name that is no English word after a word that takes a person ("the true gender of
+        # frederikke", "of eskola has", "leave me nina,"): not a name particle ("del") nor a word of three letters.
         for match in _LOWER_NAME_AFTER.finditer(text):
-            word = match.group(1)
+            group = 1 if match.group(1) else 2
+            word = match.group(group)
             if (
                 len(word) > 3
                 and word not in _PARTICLES
-                and gazetteer.is_first(word)
+                and gazetteer.is_name(word)
                 and _unknown_word(word, every_word, ordinary)
             ):
-                add(match.start(1), match.end(1), GAZETTEER_SCORE)
-        # A list of three or more lower-case words, all given names: "silvana, adam, chad and caleb".
+                add(match.start(group), match.end(group), GAZETTEER_SCORE)
+        # A list of three or more lower-case words, all given names, or names and words no dictionary holds, two
+        # given names among them and names half of them at least: "silvana, adam, chad and caleb", "leonti,
+        # terrence, pamela, donna, andrea and brian", "annegret, nedolf, andreassen, aamot, antonsen and christina".
         for match in _LIST.finditer(text):
             items = [word for word in _words(match.group()) if word.text != "and"]
-            if len(items) >= 3 and all(
-                word.text.islower() and gazetteer.is_first(word.text) and word.text not in english for word in items
+            given = [word for word in items if gazetteer.is_first(word.text) and word.text not in english]
+            named = [word for word in items if gazetteer.is_name(word.text) and word.text not in english]
+            if len(items) >= 3 and all(word.text.islower() for word in items) and (
+                len(given) == len(items)
+                or (len(given) >= 2 and 2 * len(named) >= len(items) and all(
+                    word in named or (len(word.text) > 3 and _unknown_word(word.text, every_word, ordinary))
+                    for word in items
+                ))
             ):
                 for word in items:
                     add(match.start() + word.start, match.start() + word.end, GAZETTEER_SCORE)
+        def a_name_word(word: _Word) -> bool:
+            """A capitalised word of a name: an initial, a name of the gazetteer or a word no dictionary holds."""
+            value = word.text
+            if len(value.rstrip(".")) == 1:
+                return value[0].isupper()
+            return (
+                word.capitalised
+                and value.casefold() not in ordinary
+                and (gazetteer.is_name(value) or _unknown_word(value, every_word, ordinary))
+                and not organization_names.a_legal_form(value)
+                and not organization_names.a_business_word(value)
+            )
+
+        # A given name, an initial and a surname: "Ravil G Yefimov", "Faina D. Yefremova" (names no locale of
+        # the gazetteer holds; spaCy reads them as organisations or misses them).
+        for first, initial, last in zip(words, words[1:], words[2:], strict=False):
+            if (
+                len(initial.text.rstrip(".")) == 1
+                and initial.text[0].isupper()
+                and text[first.end : initial.start] == " "
+                and text[initial.end : last.start] == " "
+                and len(first.text) > 2
+                and len(last.text) > 2
+                and a_name_word(first)
+                and a_name_word(last)
+            ):
+                add(first.start, last.end, CUE_SCORE)
+        # Who made a work or played in it: "directed by Brad L Key", "starring Key", "by ex-Zombie Sedej".
+        for match in _MADE_BY_CUE.finditer(text):
+            run = _run_after(text, words, match.end())
+            if run and len(run) <= 4 and all(a_name_word(word) for word in run) and any(
+                len(word.text) > 2 for word in run
+            ):
+                add(run[0].start, run[-1].end, CUE_SCORE)
+        for match in _FULL_NAME_BEFORE_A_WORK.finditer(text):
+            run = [word for word in words if match.start(1) <= word.start and word.end <= match.end(1)]
+            if len(run) >= 2 and all(a_name_word(word) for word in run):
+                add(run[0].start, run[-1].end, CUE_SCORE)
+        # A firm's founders are people: "our 3 founders: Morrison, Rogers and Torres".
+        for match in _FOUNDERS.finditer(text):
+            for word in _words(match.group("names")):
+                if word.text not in ("and",) and a_name_word(word) and len(word.text) > 2:
+                    add(match.start("names") + word.start, match.start("names") + word.end, CUE_SCORE)
         # spaCy's places, organisations, products that are names (a nationality is an adjective: "French");
         # a place WordNet knows ("London") stays a place.
         for label, start, end in entities:
@@ -518,7 +612,70 @@ class PersonNameFinder:
                 and not (len(parts) == 1 and parts[0].text.casefold() in verbs)
             ):
                 found.append((start, end, RELABEL_SCORE))
+        found.extend(self._joined_and_repeated(text, words, entities, found, a_name_word))
         return found
+
+    def _joined_and_repeated(
+        self,
+        text: str,
+        words: list[_Word],
+        entities: list[tuple[str, int, int]],
+        found: list[tuple[int, int, float]],
+        a_name_word: Callable[[_Word], bool],
+    ) -> list[tuple[int, int, float]]:
+        """People named beside or after a person already found: a word no dictionary holds joined to a name by
+        "and" ("Usamov and Bowers were"), and a full name's surname or the whole name again elsewhere in the
+        text ("the verses from Faina D. Yefremova's Cautionary Tales ... early Yefremova")."""
+        from agentmem.adapters.local.noun_phrases import opens_a_sentence  # noun_phrases imports this module
+
+        people = [(start, end) for start, end, _ in found] + [
+            (start, end) for label, start, end in entities if label == PERSON
+        ]
+        if not people:
+            return []
+        by_start = {word.start: word for word in words}
+        more: list[tuple[int, int, float]] = []
+
+        def a_person_at(word: _Word) -> bool:
+            return any(start <= word.start and word.end <= end for start, end in people)
+
+        every_word = _folded_words()
+        for match in _JOINED_BY_AND.finditer(text) if " and " in text or " & " in text else ():
+            left, right = by_start.get(match.start(1)), by_start.get(match.start(2))
+            if left is None or right is None:
+                continue
+            for one, other in ((left, right), (right, left)):
+                if (
+                    a_person_at(other)
+                    and not a_person_at(one)
+                    and one.capitalised
+                    and len(one.text) > 2
+                    and _unknown_word(one.text, every_word, ordinary_words())
+                ):
+                    more.append((one.start, one.end, CUE_SCORE))
+        known = wordnet_words(VERB, ADJECTIVE, ADVERB, NOUN)
+        names: set[str] = set()
+        for start, end in people:
+            parts = [word for word in words if start <= word.start and word.end <= end]
+            if len(parts) >= 2 and all(word.capitalised for word in parts):
+                names.add(text[parts[0].start : parts[-1].end])
+                if a_name_word(parts[-1]) and len(parts[-1].text) > 2:
+                    names.add(parts[-1].text)
+        for name in names:
+            position = text.find(name)
+            while position != -1:
+                end = position + len(name)
+                # a whole word, or words, of the text ("Yefremova's" too, not "Yefremovas")
+                whole = by_start.get(position) is not None and (end == len(text) or not text[end].isalnum())
+                if (
+                    whole
+                    and not any(start <= position < stop for start, stop in people)
+                    # "Key findings:" opening a sentence is no Mr. Key
+                    and not (name.casefold() in known and opens_a_sentence(text, position))
+                ):
+                    more.append((position, end, CUE_SCORE))
+                position = text.find(name, end)
+        return more
 
 
 def build_recognizer(gazetteer: NameGazetteer | None = None) -> EntityRecognizer:

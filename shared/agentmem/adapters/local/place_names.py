@@ -30,6 +30,12 @@ _GOING_TO = re.compile(
     r"|\b(?i:this|that|the[ \t]+next)[ \t]+(?i:morning|afternoon|evening|night|week)[ \t]+from[ \t]+$"
     r"|(?:^|[.!?\n][ \t]*)In[ \t]+$"
 )
+# Where someone lives, grew up or was born: no person is "in" there, so a given name opening the words
+# does not make them a person ("grew up in Shelly Park", "lives in San Nicolo").
+_LIVED_IN = re.compile(
+    r"\b(?i:grew[ \t]+up|live[sd]?|living|born|raised|based|settled|located|resides?|resided|residing)"
+    r"[ \t]+(?i:in|near)[ \t]+$"
+)
 # After the name: "Lipik was super fun to visit!".
 _A_PLACE_TO_VISIT = re.compile(r"[ \t]+(?:is|was|are|were)[ \t]+(?:[a-z]+[ \t]+){0,3}to[ \t]+visit\b")
 # Journeys only, for a word spaCy called an organisation: "flew to Kuressaare", "arrived at Lenart", "lives
@@ -88,6 +94,17 @@ def on_an_address_line(text: str, start: int, end: int, streets: list[tuple[int,
         for street_start, street_end in streets
     )
     return after_a_street or before_a_postcode
+
+
+def where_someone_lives(text: str, start: int, end: int) -> bool:
+    """True when ``text[start:end]`` is up to three capitalised words after "lives in", "grew up in", "born
+    in" ...: a place, whatever given name opens it ("grew up in Shelly Park")."""
+    value = text[start:end]
+    return (
+        value[:1].isupper()
+        and _PLACE_WORDS.fullmatch(value) is not None
+        and _LIVED_IN.search(text, max(0, start - 40), start) is not None
+    )
 
 
 def reads_as_a_place(text: str, start: int, end: int, streets: list[tuple[int, int]]) -> bool:

@@ -195,6 +195,10 @@ class PresidioPiiDetector:
                 article = _ARTICLE_FIRST.match(text, start, end)
                 start = article.end() if article is not None and article.end() < end else start
                 start = _NAME_FINDER.name_start(text, start, end)
+                # A name holds no colon nor double quote: spaCy's 'Answer:"Tube Snake Boogie' is a label and a
+                # title, its 'tracy:"i'm roberto' a speaker and her words.
+                inside = _LABEL_OR_QUOTE.search(text, start, end)
+                end = _trimmed(text, start, inside.start())[1] if inside is not None else end
             person_before_a_noun = thing_names.a_person_before_a_noun(text[start:end])
             if result.entity_type in _WORD_TYPES and (
                 _inside_identifier(text, start, end)
@@ -211,6 +215,7 @@ class PresidioPiiDetector:
                     and noun_phrases.describes_a_thing(text, start, end))
                 or (result.entity_type == LOCATION and thing_names.before_a_nationality_of_a_thing(text, start, end))
                 or (result.entity_type == LOCATION and thing_names.a_make_after_an_article(text, start, end))
+                or (result.entity_type == LOCATION and thing_names.a_thing_handled(text, start, end))
                 or (result.entity_type == LOCATION and thing_names.after_a_maker(text, start, makers))
                 or (result.entity_type in (PERSON, LOCATION) and thing_names.a_thing_of_a_nationality(text, start, end))
                 or (text[start:end].islower() and noun_phrases.within_a_dish_name(text, start, nationality_ends))
@@ -226,8 +231,17 @@ class PresidioPiiDetector:
                     (entity_type == PERSON and place_names.reads_as_a_place(text, start, end, streets))
                     or (entity_type == ORGANIZATION and not self.spacy_organizations)  # a destination, above
                 )
-            ) or (entity_type == PERSON and place_names.on_an_address_line(text, start, end, streets)):
-                entity_type = LOCATION  # "flew to Coles", "flew to Kuressaare", ">Valencia 42940": a place
+            ) or (
+                entity_type == PERSON
+                and (
+                    place_names.on_an_address_line(text, start, end, streets)
+                    or place_names.where_someone_lives(text, start, end)
+                )
+            ):
+                # "flew to Coles", "flew to Kuressaare", ">Valencia 42940", "grew up in Shelly Park": a place
+                entity_type = LOCATION
+            if entity_type == PERSON and organization_names.a_firm_line(text, start, end):
+                entity_type = ORGANIZATION  # ">Flightaware" between a letter's name and its street
             if start < end:
                 spans.append(PiiSpan(entity_type, start, end, text[start:end], result.score))
         return resolve_overlaps(spans)
@@ -247,6 +261,7 @@ _SELF_INTRODUCTION = re.compile(r"I['’]m[ \t]+(?=\w)")
 # No name or place starts with a possessive: spaCy's "My Eircode", "Your Honour".
 _POSSESSIVE_FIRST = re.compile(r"(?i:my|your|our|his|her|their|its)\b")
 _POSSESSIVE_LAST = re.compile(r"['’]s$")
+_LABEL_OR_QUOTE = re.compile(r"[:\"“”]")
 _NEXT_LOWER_WORD = re.compile(r"[ \t]+([a-z][a-z'’\-]*)")
 
 

@@ -25,6 +25,7 @@ spaCy as a place.
 from __future__ import annotations
 
 import functools
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import fold, ordinary_words
 from agentmem.adapters.local.street_words import StreetWords, street_words
+from agentmem.adapters.local.word_case import usually_lower_case
 
 STREET_ADDRESS = "STREET_ADDRESS"
 
@@ -61,6 +63,8 @@ _SUFFIX_WORDS = (
     "|str|terrasse|kapu|út|útja|utca|u\\.|tér|körút|sor|köz|rkp\\.|rakpart|straat|gracht|laan|weg|plein|kade"
     "|vej|gade|gata|gatan|väg|vägen|veien|vegen|vegur|allé|allee|platz|gasse|straße|strasse|ring|damm|katu"
     "|tie|kuja|polku|kaari|rinne|braut|stræti|stígur|stien|baan|tee|põik"
+    # Canada's short "Av" ("1038 Lazard Av"); Turkish types, which Faker has no provider for ("Ala Sokağı 821")
+    "|Av|Sokak|Sokağı|Sk\\.|Caddesi|Cad\\.|Cd\\.|Bulvarı|Blv\\.|Yolu|Mahallesi|Mah\\."
 )
 # Words that name a street before its name (Romance, Slavic, Greek in Latin script).
 _PREFIX_WORDS = (
@@ -74,6 +78,15 @@ _MORE_PREFIX_WORDS = (
     "Camino|Ronda|Glorieta|Urbanización|Vial|Pasaje|Callejón|Carretera|Cuesta|Jardim|Campo|Vila|Parque|Praia"
     "|Morro|Quadra|Distrito|Esplanada|Núcleo|Rodovia|Ladeira|Beco|Lugar|R\\.|Stretto|Borgo|Incrocio|Contrada"
     "|Rotonda|Galleria|Jalan|Jl\\.|Gang|Gg\\.|Đường|Phố|boulevard|plac|pl\\.|os\\.|U|Pod|Nad|Na|Za|K|V"
+    # French types of way, which Faker's French providers lack (they write only "rue", "chemin", "avenue",
+    # "boulevard"): "891 Cours Du Champ", "240 Venelle Jean Vilar", "778 Prom. De Monbazillac".
+    "|Cours|Cour|Voie|Venelle|Ruelle|Sentier|Promenade|Prom\\.|Place|Square|Parc|Passage|Chaussée|Faubourg"
+    "|Fbg\\.?|Cité|Esplanade|Montée|Rampe|Traverse|Villa|Hameau|Clos|Mail|Parvis|Rond-Point|Résidence"
+    "|Lotissement|Carrefour|Quai|Allée|Impasse"
+    # Galician and Spanish ones: "Rúa Madre Soledad de la Cruz, 284", "Travesía del Sol 5", "Jardines de La Cruz"
+    "|Rúa|Travesía|Camiño|Avda|Jardines"
+    # Dutch "Laan van ..." ("Laan van het Kwekebos 1005")
+    "|Laan"
 )
 # Suffixes fused to the street's name: "Søndergade", "Koskikatu", "Brixtonlaan", "Loorenstrasse".
 _FUSED_SUFFIXES = (
@@ -89,7 +102,7 @@ _MONTHS = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t|tember)?"
     r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b"
 )
-_LINK = r"(?:d[aeiou]s?|dei|degli|del|della|de|la|le|les|du|des|e|y|i|of|the|am|an|der|im|zum|zur|van|von)"
+_LINK = r"(?:d[aeiou]s?|dei|degli|del|della|de|la|le|les|du|des|e|y|i|of|the|am|an|der|im|zum|zur|van|von|het)"
 
 
 @functools.cache
@@ -103,7 +116,8 @@ def _name() -> str:
     lower = rf"(?!(?:{'|'.join(stop)})\b)\p{{Ll}}+"
     return rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|{lower}))*?"
 # A house number: "12", "12A", "90j", "151/727", "1/40/603".
-_NUMBER = r"\d{1,5}(?:/\d{1,5}){0,2}(?:[ \t]?[A-Za-z](?![\p{L}]))?\.?"
+# "S/N" (sin número, sem número) stands for the number of a Spanish or Portuguese address that has none.
+_NUMBER = r"(?:\d{1,5}(?:/\d{1,5}){0,2}(?:[ \t]?[A-Za-z](?![\p{L}]))?\.?|[Ss]/[Nn](?![\p{L}\d]))"
 _HAND_UNITS = r"Apt\.?|Apartment|Suite|Ste\.?|Unit|Flat|Fl\.?|Box"
 _UNIT = rf"(?:{_HAND_UNITS})[ \t]+#?\d{{1,5}}[A-Z]?"
 
@@ -139,7 +153,7 @@ def _street_core(words: StreetWords) -> str:
         rf"(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\d{{1,4}}(?=[ \t]+\p{{L}})))*(?:,?[ \t]+{_NUMBER}(?![\d]))?"
         # [number[,]] More-prefix Name[,] [No.] number: "Stretto Elvira, 155", "Jl. Kutai No. 2",
         # "77, boulevard Grenier"
-        rf"|(?:{_NUMBER},?[ \t]+)?(?:{more_prefix_words})[ \t]+(?:{_LINK}[ \t]+)?{_CAP}"
+        rf"|(?:{_NUMBER},?[ \t]+)?(?:{more_prefix_words})[ \t]+(?:{_LINK}[ \t]+){{0,2}}{_CAP}"
         rf"(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP})*,?[ \t]+(?:No\.?[ \t]*)?{_NUMBER}(?![\d])"
         rf"|{_NUMBER},?[ \t]+(?:{more_prefix_words})[ \t]+(?:{_LINK}[ \t]+)?{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?{_CAP})*"
         # [number] Fusedname number: "Søndergade 52", "6750 Koskikatu 25", "Berntsenfaret 51"
@@ -201,6 +215,34 @@ def _number_and_an_english_word(value: str) -> bool:
     return word in english or any(word.endswith(end) and word[: -len(end)] in english for end in ("ing", "s", "ed"))
 
 
+# French types of way that are English words too: after a number, they open a street only before a name.
+_ENGLISH_LOOKING_TYPES = frozenset(
+    {"cours", "cour", "promenade", "place", "square", "parc", "passage", "villa", "mail", "clos", "esplanade",
+     "traverse", "rampe", "carrefour", "cité", "sentier", "hameau", "faubourg"}
+)  # fmt: skip
+
+
+def _a_count_of_things(value: str) -> bool:
+    """ "12 Place Cards", "3 Square Meals": a number, a French type of way that is an English word, and only
+    common words after it ("cards" is written in lower case) is a count of things; "117 Place Benoit
+    Frachon", "1250 Place Verlaine" name someone ("Verlaine" is written capitalised)."""
+    import regex
+
+    parts = value.split()
+    if len(parts) < 3 or not parts[0].isdigit() or parts[1].casefold() not in _ENGLISH_LOOKING_TYPES:
+        return False
+    english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
+
+    def a_common_word(word: str) -> bool:
+        key = word.casefold().rstrip(".,")
+        if regex.fullmatch(_LINK, key):
+            return False  # "1229 Cours Des Anemones": a French street's link word
+        key = key if key in english or not key.endswith("s") else key[:-1]  # "Meals"
+        return key in ordinary_words() or (key in english and usually_lower_case(key))
+
+    return all(a_common_word(part) for part in parts[2:])
+
+
 def _pattern_name(result: RecognizerResult) -> str | None:
     explanation = result.analysis_explanation
     return explanation.pattern_name if explanation is not None else None
@@ -221,7 +263,10 @@ def _introduced_end(value: str, pattern: str | None, after: str) -> int | None:
     end = len(value)
     for word in regex.finditer(r"[\p{L}\p{M}'’\-]+", value):
         text = word.group()
-        if regex.fullmatch(_LINK, text) or not (text.casefold() in english or fold(text) in english):
+        # Without its diacritics a Vietnamese word may spell an English one ("Lập", "Độc"): only Latin-1's
+        # accents are taken off ("Café").
+        latin_1 = all(ord(char) < 0x100 for char in text)
+        if regex.fullmatch(_LINK, text) or not (text.casefold() in english or (latin_1 and fold(text) in english)):
             continue
         if text.islower():
             end = word.start()
@@ -241,14 +286,18 @@ def _a_place_after_is_at(value: str, after: str) -> bool:
     import regex
 
     first_line = value.split("\n")[0]
-    if any(len(word) > 1 and word.isupper() for word in first_line.split()):
+    # A roman numeral numbers a ring road or a district, no acronym: "Ring III 931".
+    if any(len(word) > 1 and word.isupper() and _ROMAN.fullmatch(word) is None for word in first_line.split()):
         return False
-    leading = regex.match(r"(\d{1,2})\b", first_line)
+    leading = regex.match(r"(\d{1,2})\b(?!/)", first_line)  # "6/75 Phan Văn Trị" numbers a house
     if leading is not None and int(leading.group(1)) <= 24:
         return False
     unit = regex.match(r"[ \t]+(\p{Ll}+)", after)
     nouns = wordnet_words(NOUN)
     return unit is None or (unit.group(1) in ordinary_words() or unit.group(1).removesuffix("s") not in nouns)
+
+
+_ROMAN = re.compile(r"(?:X{0,3})(?:IX|IV|V?I{0,3})")
 
 
 def _named_without_a_number(value: str) -> bool:
@@ -330,6 +379,7 @@ def build_recognizer() -> PatternRecognizer:
         Pattern("unit", rf"\b{_UNIT}\b", 0.5),
     ]
     lone_city = regex.compile(rf"(?<=\d\.?|\p{{L}})[ \t]*,[ \t]*(?:{_CITY})$")
+
     # A unit or a city alone on a line of the block, and its last line: a country or a city, then a
     # postal code ("\n\n Denmark 35018", ">New Zealand 15896").
     block_line = regex.compile(rf"{_NEXT_BLOCK_LINE}(?:{_UNIT}|{_CITY})[ \t]*(?=\n|$)")
@@ -354,6 +404,7 @@ def build_recognizer() -> PatternRecognizer:
                     or _named_without_a_number(text[result.start : result.end])
                 )
                 and not _number_and_an_english_word(text[result.start : result.end])
+                and not _a_count_of_things(text[result.start : result.end])
             ]
             kept = []
             for result in results:

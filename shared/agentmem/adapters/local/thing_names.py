@@ -86,6 +86,16 @@ def names_a_thing(text: str, start: int, end: int, makers: list[tuple[int, int]]
     run_end = noun_phrases.name_end(text, end)
     value = text[run:run_end]
     following = _FOLLOWING_WORD.match(text, run_end)
+    # a model's body or kind in lower case may come between ("Suzuki Baleno kombi support ends next year")
+    second = _FOLLOWING_WORD.match(text, following.end()) if following is not None else None
+    if (
+        following is not None
+        and second is not None
+        and second.group(1) in noun_phrases.PRODUCT_NOUNS
+        and following.group(1) not in wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
+        and noun_phrases.opens_a_sentence(text, run)
+    ):
+        return True
     a_thing = (
         (" " not in value and not shared_gazetteer().is_name(value))
         # before a noun only a product has ("Fiat Croma support ends next year")
@@ -106,6 +116,27 @@ def a_make_after_an_article(text: str, start: int, end: int) -> bool:
     return (
         " " not in value
         and value.casefold() not in wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
+        and noun_phrases.heads_a_phrase_after_an_article(text, start, end)
+    )
+
+
+# A verb that handles a thing, then "the": "Returned the Opel today", "Comparing the Lada with the older one".
+# One is not returned, bought or charged a place (one returns *to* it).
+_HANDLED = re.compile(
+    r"\b(?i:return(?:s|ed|ing)?|compar(?:e|es|ed|ing)|b(?:uy|uys|ought|uying)|s(?:ell|ells|old|elling)"
+    r"|park(?:s|ed|ing)?|fix(?:es|ed|ing)?|repair(?:s|ed|ing)?|servic(?:e|es|ed|ing)|charg(?:e|es|ed|ing)"
+    r"|crash(?:es|ed|ing)?|wash(?:es|ed|ing)?|order(?:s|ed|ing)?|unbox(?:es|ed|ing)?|upgrad(?:e|es|ed|ing)"
+    r"|replac(?:e|es|ed|ing)|rent(?:s|ed|ing)?|leas(?:e|es|ed|ing)|trad(?:e|es|ed|ing)[ \t]+in)[ \t]+the[ \t]+$"
+)
+
+
+def a_thing_handled(text: str, start: int, end: int) -> bool:
+    """True for one capitalised word spaCy took for a place that heads a phrase after "the" and a verb that
+    handles things: "Returned the Opel today" ("opel" is a WordNet noun, the industrialist, so
+    ``a_make_after_an_article`` keeps it)."""
+    return (
+        " " not in text[start:end]
+        and _HANDLED.search(text, max(0, start - 30), start) is not None
         and noun_phrases.heads_a_phrase_after_an_article(text, start, end)
     )
 
