@@ -210,8 +210,15 @@ def _spoken_to(text: str, start: int) -> bool:
     return _SPOKEN_TO.search(text, max(0, start - 60), start) is not None
 
 
+# An English contraction is no name, whatever a dictionary lists: "I'm", "they're", "we've", "don't".
+_CONTRACTION = re.compile(r"\w+['’](?:m|re|ve|ll|d|t)", re.IGNORECASE)
+
+
 def _unknown_word(word: str, *dictionaries: frozenset[str]) -> bool:
-    """True when neither the word nor its stem without an English inflection ("lives", "called") is listed."""
+    """True when neither the word nor its stem without an English inflection ("lives", "called") is listed
+    (and the word is no contraction)."""
+    if _CONTRACTION.fullmatch(word):
+        return False
     key = word.casefold()
     stems = {key, *(key[: -len(end)] for end in ("s", "es", "ed", "d", "ing") if key.endswith(end))}
     if key.endswith("ies"):
