@@ -87,6 +87,8 @@ _MORE_PREFIX_WORDS = (
     "|Rúa|Travesía|Camiño|Avda|Jardines"
     # Dutch "Laan van ..." ("Laan van het Kwekebos 1005")
     "|Laan"
+    # Irish ones (road, street, avenue, lane, square, place, drive, way): "14 Bóthar na Trá", "Sráid an Mhuilinn"
+    "|Bóthar|Sráid|Ascaill|Lána|Cearnóg|Plás|Céide|Bealach"
 )
 # Suffixes fused to the street's name: "Søndergade", "Koskikatu", "Brixtonlaan", "Loorenstrasse".
 _FUSED_SUFFIXES = (
@@ -102,7 +104,7 @@ _MONTHS = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t|tember)?"
     r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\b"
 )
-_LINK = r"(?:d[aeiou]s?|dei|degli|del|della|de|la|le|les|du|des|e|y|i|of|the|am|an|der|im|zum|zur|van|von|het)"
+_LINK = r"(?:d[aeiou]s?|dei|degli|del|della|de|la|le|les|du|des|e|y|i|of|the|am|an|na|der|im|zum|zur|van|von|het)"
 
 
 @functools.cache
