@@ -205,6 +205,15 @@ def _folded_words() -> frozenset[str]:
     return known | {fold(word) for word in known}
 
 
+# A verb whose object is someone, just before a word: "Please ring Bukola Adeyemi-Okafor", "thanked Ngozi Obi".
+_PERSON_OBJECT_VERB = (
+    r"\b(?i:ring|rang|call|called|phone|phoned|text|texted|e-?mail|e-?mailed|ask|asked|tell|told|thank|thanked"
+    r"|invite|invited|meet|met|contact|contacted|remind|reminded|message|messaged)[ \t]+"
+)
+_PERSON_OBJECT_BEFORE = re.compile(_PERSON_OBJECT_VERB + "$")
+_PERSON_OBJECT_CUE = re.compile(_PERSON_OBJECT_VERB + r"(?=[^\W\d_])")
+
+
 def _spoken_to(text: str, start: int) -> bool:
     """True when a verb of speaking (and its subject) and "to" / "at" come just before ``start``."""
     return _SPOKEN_TO.search(text, max(0, start - 60), start) is not None
@@ -344,6 +353,23 @@ class PersonNameFinder:
                 run = trimmed(_run_after(text, words, match.end()))
                 if run and run[0].text.casefold() not in ordinary:
                     add(run[0].start, run[-1].end, CUE_SCORE)
+        for match in _PERSON_OBJECT_CUE.finditer(text):
+            # Two capitalised words, the object of a verb that takes someone: a given name and a surname, or a word
+            # no dictionary holds and a surname or a second such word ("Call Öğünç Durmaz", "Remind Batı
+            # Tahincioğlu"). A surname that is also a word or a place is left to the other rules: "Text Dell Sales",
+            # "Please call Vodafone Ireland" are firms.
+            run = _run_after(text, words, match.end())
+            if len(run) != 2 or run[0].text.casefold() in english:
+                continue
+            first, last = run[0].text, run[1].text
+            if (gazetteer.is_first(first) and gazetteer.is_last(last) and last.casefold() not in known) or (
+                _unknown_word(first, every_word, ordinary)
+                and (
+                    (gazetteer.is_last(last) and last.casefold() not in known)
+                    or _unknown_word(last, every_word, ordinary)
+                )
+            ):
+                add(run[0].start, run[1].end, CUE_SCORE)
         for match in _GREETING_CUE.finditer(text):
             # Only a given name or a word no dictionary holds: "Thanks Google", "Hi All", "Cheers Mate" are no one.
             run = trimmed(_run_after(text, words, match.end()))
@@ -604,17 +630,27 @@ class PersonNameFinder:
             opened = without_an_opening_verb(parts)
             if opened is not parts:
                 parts, start = opened, opened[0].start
+            if not parts:
+                continue
+            known_given_name = gazetteer.is_first(parts[0].text) and (
+                all(gazetteer.is_name(part.text) for part in parts[1:])
+                # spaCy's organisation of a given name, names, then a word no dictionary holds: "Siobhán Ní
+                # Chuív" (not a place: "at Rúa de la Unión")
+                or (label == "ORGANIZATION" and len(parts) >= 3 and not _PLACE_BEFORE.search(text, 0, start)
+                    and all(gazetteer.is_name(part.text) for part in parts[1:-1])
+                    and _unknown_word(parts[-1].text, every_word, ordinary))
+            )
+            # a word no dictionary holds and a surname, as the object of a verb that takes someone: "Please ring
+            # Bukola Adeyemi-Okafor" (spaCy: a place), whose given name the gazetteer lacks
+            someone_addressed = (
+                len(parts) == 2
+                and _PERSON_OBJECT_BEFORE.search(text, max(0, start - 20), start) is not None
+                and _unknown_word(parts[0].text, every_word, ordinary)
+                and gazetteer.is_last(parts[1].text)
+                and parts[1].text.casefold() not in known  # "Vodafone Ireland" stays where spaCy put it
+            )
             if (
-                parts
-                and gazetteer.is_first(parts[0].text)
-                and (
-                    all(gazetteer.is_name(part.text) for part in parts[1:])
-                    # spaCy's organisation of a given name, names, then a word no dictionary holds: "Siobhán Ní
-                    # Chuív" (not a place: "at Rúa de la Unión")
-                    or (label == "ORGANIZATION" and len(parts) >= 3 and not _PLACE_BEFORE.search(text, 0, start)
-                        and all(gazetteer.is_name(part.text) for part in parts[1:-1])
-                        and _unknown_word(parts[-1].text, every_word, ordinary))
-                )
+                (known_given_name or someone_addressed)
                 and not (label == "LOCATION" and parts[0].text.casefold() in known)
                 and not (len(parts) == 1 and parts[0].text.casefold() in verbs)
             ):
