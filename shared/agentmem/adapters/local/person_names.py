@@ -361,12 +361,12 @@ class PersonNameFinder:
             run = _run_after(text, words, match.end())
             if len(run) != 2 or run[0].text.casefold() in english:
                 continue
-            first, last = run[0].text, run[1].text
-            if (gazetteer.is_first(first) and gazetteer.is_last(last) and last.casefold() not in known) or (
-                _unknown_word(first, every_word, ordinary)
+            head, tail = run[0].text, run[1].text
+            if (gazetteer.is_first(head) and gazetteer.is_last(tail) and tail.casefold() not in known) or (
+                _unknown_word(head, every_word, ordinary)
                 and (
-                    (gazetteer.is_last(last) and last.casefold() not in known)
-                    or _unknown_word(last, every_word, ordinary)
+                    (gazetteer.is_last(tail) and tail.casefold() not in known)
+                    or _unknown_word(tail, every_word, ordinary)
                 )
             ):
                 add(run[0].start, run[1].end, CUE_SCORE)
