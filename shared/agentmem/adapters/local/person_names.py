@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING
 from agentmem.adapters.local import organization_names
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, a_verb_form, wordnet_words
 from agentmem.adapters.local.name_gazetteer import NameGazetteer, fold, ordinary_words, shared_gazetteer
-from agentmem.adapters.local.word_case import usually_lower_case
+from agentmem.adapters.local.word_case import usually_lower_case, written_in_lower_case
 
 if TYPE_CHECKING:
     from presidio_analyzer import EntityRecognizer, RecognizerResult
@@ -212,6 +212,26 @@ _PERSON_OBJECT_VERB = (
 )
 _PERSON_OBJECT_BEFORE = re.compile(_PERSON_OBJECT_VERB + "$")
 _PERSON_OBJECT_CUE = re.compile(_PERSON_OBJECT_VERB + r"(?=[^\W\d_])")
+# Two lower-case words where a person is expected: the object of a verb that takes someone or of "with" / "to",
+# or the subject opening a sentence or a question, before a word that ends such a phrase: "Ask bergulv kielland
+# whether", "lunch with raakel ratilainen yesterday", "Is radomila pelikan still", "rijk holthuis and I".
+_LOWER_PAIR_FOLLOWS = (
+    r"(?=[ \t]*(?:[,.;:!?](?!\w)|$)|[ \t]+(?:about|before|after|whether|yesterday|today|tomorrow|and|is|was|has"
+    r"|had|still|if|that|again|soon|back|up|on|at|for|said|says|asked|called|wants|wanted|will|would|can|could"
+    r"|reply|replied|agreed|sent|left|came|told|thinks|thought|lives|works)\b)"
+)
+_LOWER_PAIR = re.compile(
+    rf"(?:{_PERSON_OBJECT_VERB}|\b(?:with|to|for|from|by|meeting|visiting|visited|hired|hire|congratulate)[ \t]+"
+    r"|^(?:(?i:is|was|has|did|does|can|will)[ \t]+)?|(?<=[.!?][ \t])(?:(?i:is|was|has|did|does|can|will)[ \t]+)?)"
+    rf"({_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*){_LOWER_PAIR_FOLLOWS}",
+    re.MULTILINE,
+)
+# A verb of going just before "to" / "from" and a word: the word is a place ("moved to rua augusta").
+_GONE_BEFORE = re.compile(
+    r"\b(?i:mov\w*|went|go|goes|going|gone|flew|fly\w*|dr[io]ve\w*|travel\w*|trip|relocat\w*|head\w*|arriv\w*"
+    r"|return\w*|came|come|coming|back|walk\w*|ran|run|ride|rode|way|road|route|train|flight|bus)"
+    r"[ \t]+(?:to|from)[ \t]+$"
+)
 
 
 def _spoken_to(text: str, start: int) -> bool:
@@ -559,6 +579,21 @@ class PersonNameFinder:
                 and _unknown_word(word, every_word, ordinary)
             ):
                 add(match.start(group), match.end(group), GAZETTEER_SCORE)
+        # Two lower-case words where a person is expected (`_LOWER_PAIR`), each a name written capitalised more
+        # often than not or a word no dictionary holds and people do not write in lower case, one of them at least
+        # the latter: "Ask bergulv kielland whether", "caner topaloğlu and I" (names no locale of the gazetteer
+        # holds). Not after a verb of going ("moved to rua augusta"), nor words a dictionary holds ("lunch with
+        # pad thai") or that people write ("deploy with terraform modules", "sync with nginx redis").
+        for match in _LOWER_PAIR.finditer(text):
+            pair = (match.group(1), match.group(2))
+            if not all(word.islower() and len(word) > 2 and word not in _PARTICLES for word in pair):
+                continue
+            unknown = [_unknown_word(word, every_word, ordinary) and not written_in_lower_case(word) for word in pair]
+            if any(unknown) and all(
+                is_unknown or (gazetteer.is_name(word) and word not in known and not usually_lower_case(word))
+                for word, is_unknown in zip(pair, unknown, strict=True)
+            ) and not _GONE_BEFORE.search(text, max(0, match.start(1) - 40), match.start(1)):
+                add(match.start(1), match.end(2), GAZETTEER_SCORE)
         # A list of three or more lower-case words, all given names, or names and words no dictionary holds, two
         # given names among them and names half of them at least: "silvana, adam, chad and caleb", "leonti,
         # terrence, pamela, donna, andrea and brian", "annegret, nedolf, andreassen, aamot, antonsen and christina".

@@ -33,6 +33,10 @@ from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB,
 # sentences), surnames and places at -1.5 and below ("miller" -2.1, "smith" -2.0, "georgia" -3.1);
 # words that are both ("baker" -0.55, "knight" -0.35, "rose" -0.24) fall between.
 USUALLY_LOWER_CASE = -1.0
+# ln P at or above which a word WordNet lacks is one people write ("nginx" -15.2, "terraform" -15.5, "numpy"
+# -16.0), when they write it in lower case at least as often as capitalised; rarer entries are mostly names
+# and typos ("caner" -17.8, "rijk" -18.6).
+WRITTEN_WORD = -16.5
 _PACKAGE = "spacy_lookups_data"
 _TABLE = ("data", "en_lexeme_prob.json.gz")
 # One entry of the table's flat JSON object: "word":-12.34 (keys with escapes are no WordNet lemma).
@@ -47,6 +51,14 @@ class _Ratios:
 
     hashes: np.ndarray  # sorted int64
     ratios: np.ndarray  # float64, in the order of `hashes`
+    # sorted int64 hashes of the words WordNet lacks that are mostly written in lower case (`WRITTEN_WORD`):
+    # 29k words in 0.23 MB
+    written: np.ndarray
+
+    def holds_written(self, word: str) -> bool:
+        key = hash(word)
+        at = int(np.searchsorted(self.written, key))
+        return at < len(self.written) and bool(self.written[at] == key)
 
     def get(self, word: str) -> float | None:
         key = hash(word)
@@ -67,6 +79,8 @@ def _case_ratios() -> _Ratios:
         path = resources.files(_PACKAGE).joinpath(*_TABLE)
         lower: dict[int, float] = {}
         capitalised: dict[int, float] = {}
+        other_lower: dict[int, float] = {}
+        other_capitalised: dict[int, float] = {}
         with path.open("rb") as packed, gzip.open(packed, "rt", encoding="utf-8") as lines:
             for line in lines:
                 match = _ENTRY.search(line)
@@ -77,11 +91,20 @@ def _case_ratios() -> _Ratios:
                     lower[hash(word)] = float(match.group(2))
                 elif word[:1].isupper() and word[1:].islower() and word.lower() in english:
                     capitalised[hash(word.lower())] = float(match.group(2))
+                elif (probability := float(match.group(2))) >= WRITTEN_WORD and word.isalpha():
+                    if word.islower():
+                        other_lower[hash(word)] = probability
+                    elif word[0].isupper() and word[1:].islower():
+                        other_capitalised[hash(word.lower())] = probability
         # A form the table leaves out is rarer than its rarest entry, which stands in for it.
         floor = min(min(lower.values(), default=0.0), min(capitalised.values(), default=0.0))
         hashes = np.array(sorted(lower.keys() | capitalised.keys()), dtype=np.int64)
         ratios = np.array([lower.get(h, floor) - capitalised.get(h, floor) for h in hashes.tolist()], dtype=np.float64)
-        return _Ratios(hashes, ratios)
+        written = np.array(
+            sorted(key for key, probability in other_lower.items() if probability >= other_capitalised.get(key, -1e9)),
+            dtype=np.int64,
+        )
+        return _Ratios(hashes, ratios, written)
 
 
 def case_ratio(word: str) -> float | None:
@@ -95,3 +118,10 @@ def usually_lower_case(word: str) -> bool:
     a word mostly written capitalised, a name or a place ("Thompson", "Georgia"), or one not counted."""
     ratio = case_ratio(word)
     return ratio is not None and ratio >= USUALLY_LOWER_CASE
+
+
+def written_in_lower_case(word: str) -> bool:
+    """True when ``word``, which no dictionary holds, is one people write in lower case, at least as often as
+    capitalised and not rarely ("nginx", "terraform", "numpy"): a word, not a name ("ratilainen" is in no
+    form; "caner" is too rare to count)."""
+    return _case_ratios().holds_written(word.casefold())

@@ -1,0 +1,57 @@
+"""Two lower-case words where a person is expected ("Ask ... whether", "lunch with ... yesterday", "... and I"):
+names no locale of the name gazetteer holds were stored raw when written in lower case. Words a dictionary
+holds, words people write in lower case ("terraform", "nginx") and places after a verb of going stay as they
+were. Every value here is made up for this file."""
+
+from __future__ import annotations
+
+import pytest
+from agentmem.adapters.local.presidio_pii import LocalPiiDetector
+from agentmem.adapters.local.word_case import written_in_lower_case
+
+
+@pytest.fixture(scope="module")
+def detector() -> LocalPiiDetector:
+    return LocalPiiDetector()
+
+
+def people(detector: LocalPiiDetector, text: str) -> list[str]:
+    return [span.value for span in detector.detect(text) if span.entity_type == "PERSON"]
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Ask vendelkú tarraspöl whether the boiler works.", "vendelkú tarraspöl"),
+        ("I had lunch with orvelia quantrump yesterday.", "orvelia quantrump"),
+        ("Is bruniva oszkelmeier still your contact?", "bruniva oszkelmeier"),
+        ("zeltrana vokkinen and I split the bill.", "zeltrana vokkinen"),
+        ("Please send the keys to amriel dostrováková before noon.", "amriel dostrováková"),
+        ("did harvelio quintasz reply to the email?", "harvelio quintasz"),
+    ],
+)
+def test_a_lower_case_pair_where_a_person_is_expected_is_a_person(
+    detector: LocalPiiDetector, text: str, name: str
+) -> None:
+    assert people(detector, text) == [name]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "lunch with pad thai today",  # words a dictionary holds
+        "deploy with terraform modules today",
+        "we drove to vendelkú tarraspöl today",  # a place after a verb of going
+        "ask the team whether it works",
+        "thanks to nginx, the site is up",  # one word alone
+    ],
+)
+def test_words_a_dictionary_holds_or_people_write_and_places_are_no_one(
+    detector: LocalPiiDetector, text: str
+) -> None:
+    assert people(detector, text) == []
+
+
+def test_words_people_write_in_lower_case_are_told_from_names() -> None:
+    assert written_in_lower_case("terraform") and written_in_lower_case("nginx")
+    assert not written_in_lower_case("ratilainen") and not written_in_lower_case("caner")  # absent or too rare
