@@ -1,7 +1,7 @@
-"""Two lower-case words where a person is expected ("Ask ... whether", "lunch with ... yesterday", "... and I"):
-names no locale of the name gazetteer holds were stored raw when written in lower case. Words a dictionary
-holds, words people write in lower case ("terraform", "nginx") and places after a verb of going stay as they
-were. Every value here is made up for this file."""
+"""Two words where a person is expected ("Ask ... whether", "lunch with ... yesterday", "... and I"), in lower
+case, or capitalised when they do not open a sentence: names no locale of the name gazetteer holds were stored
+raw. Words a dictionary holds, words people write in lower case ("terraform", "nginx") and places after a verb
+of going stay as they were. Every value here is made up for this file."""
 
 from __future__ import annotations
 
@@ -28,6 +28,9 @@ def people(detector: LocalPiiDetector, text: str) -> list[str]:
         ("zeltrana vokkinen and I split the bill.", "zeltrana vokkinen"),
         ("Please send the keys to amriel dostrováková before noon.", "amriel dostrováková"),
         ("did harvelio quintasz reply to the email?", "harvelio quintasz"),
+        # capitalised, after a word that takes a person
+        ("I had lunch with Orvelia Quantrump yesterday.", "Orvelia Quantrump"),
+        ("Please send the keys to Amriel Dostrováková before noon.", "Amriel Dostrováková"),
     ],
 )
 def test_a_lower_case_pair_where_a_person_is_expected_is_a_person(

@@ -226,6 +226,8 @@ _LOWER_PAIR = re.compile(
     rf"({_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*){_LOWER_PAIR_FOLLOWS}",
     re.MULTILINE,
 )
+# What opens a sentence before `_LOWER_PAIR`'s words: nothing, or an auxiliary ("Is ... still").
+_OPENING_WORDS = frozenset({"", "is", "was", "has", "did", "does", "can", "will"})
 # A verb of going just before "to" / "from" and a word: the word is a place ("moved to rua augusta").
 _GONE_BEFORE = re.compile(
     r"\b(?i:mov\w*|went|go|goes|going|gone|flew|fly\w*|dr[io]ve\w*|travel\w*|trip|relocat\w*|head\w*|arriv\w*"
@@ -584,13 +586,21 @@ class PersonNameFinder:
         # the latter: "Ask bergulv kielland whether", "caner topaloğlu and I" (names no locale of the gazetteer
         # holds). Not after a verb of going ("moved to rua augusta"), nor words a dictionary holds ("lunch with
         # pad thai") or that people write ("deploy with terraform modules", "sync with nginx redis").
+        # Capitalised, the same two words only after a word that takes a person, not opening a sentence ("Xiaomi
+        # Redmi is great"): "lunch with Veigo Mercklin yesterday", "forward the lease to Hece Abacı before Friday".
         for match in _LOWER_PAIR.finditer(text):
             pair = (match.group(1), match.group(2))
-            if not all(word.islower() and len(word) > 2 and word not in _PARTICLES for word in pair):
+            if len(pair[0]) < 3 or len(pair[1]) < 3 or pair[0] in _PARTICLES or pair[1] in _PARTICLES:
+                continue
+            lower = all(word.islower() for word in pair)
+            capitalised = all(word[0].isupper() and word[1:].islower() for word in pair)
+            opening = text[match.start() : match.start(1)].strip().casefold() in _OPENING_WORDS
+            if not (lower or (capitalised and not opening)):
                 continue
             unknown = [_unknown_word(word, every_word, ordinary) and not written_in_lower_case(word) for word in pair]
             if any(unknown) and all(
-                is_unknown or (gazetteer.is_name(word) and word not in known and not usually_lower_case(word))
+                is_unknown
+                or (gazetteer.is_name(word) and word.casefold() not in known and not usually_lower_case(word))
                 for word, is_unknown in zip(pair, unknown, strict=True)
             ) and not _GONE_BEFORE.search(text, max(0, match.start(1) - 40), match.start(1)):
                 add(match.start(1), match.end(2), GAZETTEER_SCORE)
