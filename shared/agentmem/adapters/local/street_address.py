@@ -45,7 +45,7 @@ _STRONG_SUFFIX_WORDS = (
 )
 # Words that name a street after its name (English; Publication 28's common suffixes and their abbreviations).
 _SUFFIX_WORDS = (
-    "Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr|Court|Ct|Boulevard|Blvd|Way|Place|Pl|Square|Squares|Sq"
+    "Street|St|Str|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr|Court|Ct|Boulevard|Blvd|Way|Place|Pl|Square|Squares|Sq"
     "|Terrace|Ter|Crescent|Cres|Close|Parkway|Pkwy|Highway|Hwy|Circle|Cir|Loop|Pass|Point|Pt|Union|Flat|Flats"
     "|Hills?|Dale|Alley|Row|Walk|Trail|Trl|Gardens?|Grove|Mews|Plaza|Ridge|Vista|Heights|Hts|Crossing|Xing"
     "|Junction|Jct|Landing|Meadows?|Mill|Orchard|Park|Path|Pike|Plains?|Port|Ranch|Run|Spring|Springs|Station"
@@ -65,6 +65,9 @@ _SUFFIX_WORDS = (
     "|tie|kuja|polku|kaari|rinne|braut|stræti|stígur|stien|baan|tee|põik"
     # Canada's short "Av" ("1038 Lazard Av"); Turkish types, which Faker has no provider for ("Ala Sokağı 821")
     "|Av|Sokak|Sokağı|Sk\\.|Caddesi|Cad\\.|Cd\\.|Bulvarı|Blv\\.|Yolu|Mahallesi|Mah\\."
+    # Germanic and Nordic types written apart and capitalised: "Annis Väg 154", "Gößweinsteiner Gang 772",
+    # "Potsdamer Platz 1"
+    "|Väg|Vägen|Gata|Gatan|Vej|Gade|Veien|Vegen|Straße|Strasse|Gasse|Platz|Allee|Gang"
 )
 # Words that name a street before its name (Romance, Slavic, Greek in Latin script).
 _PREFIX_WORDS = (
@@ -89,6 +92,8 @@ _MORE_PREFIX_WORDS = (
     "|Laan"
     # Irish ones (road, street, avenue, lane, square, place, drive, way): "14 Bóthar na Trá", "Sráid an Mhuilinn"
     "|Bóthar|Sráid|Ascaill|Lána|Cearnóg|Plás|Céide|Bealach"
+    # Mexico's axis roads: "Eje vial Mónaco 072"
+    "|Eje[ \\t]+vial|Eje"
 )
 # Suffixes fused to the street's name: "Søndergade", "Koskikatu", "Brixtonlaan", "Loorenstrasse".
 _FUSED_SUFFIXES = (
@@ -147,7 +152,7 @@ def _street_core(words: StreetWords) -> str:
     fused = rf"\p{{Lu}}[\p{{L}}\p{{M}}\-]*?(?:{_alternatives(_FUSED_SUFFIXES, words.fused)})(?:\b|(?<=\.))"
     return (
         # number Name Suffix [number], Name Suffix number: "217 Lovers Lane", "Rákóczi út 13.", "Baker Street"
-        rf"(?:{_NUMBER}[ \t]+){{1,2}}{name}[ \t]+(?:{suffix_words})\b(?:[ \t]+{_NUMBER})?"
+        rf"(?:{_NUMBER}[ \t]+){{1,2}}{name}[ \t]+(?:{suffix_words})(?:\b|(?<=\.))(?:[ \t]+{_NUMBER})?"
         rf"|{name}[ \t]+(?:{suffix_words})[ \t]+{_NUMBER}"
         rf"|{name}[ \t]+(?:{_STRONG_SUFFIX_WORDS})\b"
         # [number] Prefix Name [number]: "Rua do Arenque 1634", "69 Av Sidi Lakhmi", "31 Rue tachkent"
@@ -168,7 +173,10 @@ def _street_core(words: StreetWords) -> str:
 
 
 # What may follow a street in the same address: a unit, a city line, a state code, a postal code, a country.
-_CITY = rf"{_CAP}(?:[ \t\-]+(?:{_LINK}[ \t]+)?{_CAP}){{0,3}}(?:[ \t]+\([^)\n]{{1,30}}\))?"
+# A city's own link words besides a street's: "Ostrov nad Ohří", "Črni Vrh nad Idrijo", "Stratford-upon-Avon",
+# "Bagnols-sur-Cèze", "Châlons-en-Champagne", "Brezovica pri Ljubljani", "Weil am Rhein".
+_CITY_LINK = rf"(?:{_LINK}|nad|pod|pri|pred|ob|bei|upon|on|sur|sous|lès|en|sul|sulla|al|di|in)"
+_CITY = rf"{_CAP}(?:[ \t\-]+(?:{_CITY_LINK}[ \t\-]+)?{_CAP}){{0,3}}(?:[ \t]+\([^)\n]{{1,30}}\))?"
 _TAIL_PART = rf"(?:{_UNIT}|\p{{Lu}}{{2,3}}\b|\d{{4,6}}\b|nan\b|{_CITY})"
 _TAIL = rf"(?:(?:[ \t]*,[ \t]*|[ \t]*\n[ \t]*(?:,[ \t]*)?|[ \t]+)(?:{_TAIL_PART}))*"
 
