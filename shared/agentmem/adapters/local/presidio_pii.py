@@ -206,6 +206,7 @@ class PresidioPiiDetector:
                 or _opens_with_a_common_noun(text, start, end)
                 or (result.entity_type == NRP and noun_phrases.describes_a_thing(text, start, end))
                 or (result.entity_type == PERSON and thing_names.names_a_thing(text, start, end, makers))
+                or (result.entity_type == PERSON and thing_names.ends_in_a_common_word(text[start:end]))
                 or (result.entity_type == PERSON and " " not in text[start:end] and not person_before_a_noun
                     and noun_phrases.after_a_determiner(text, start))
                 or (result.entity_type in (PERSON, LOCATION) and noun_phrases.modifies_a_noun(

@@ -15,7 +15,9 @@ are in ``noun_phrases``):
   ("Argentinian dulce de leche", "Puerto Rican baba ghanoush");
 - a name a year describes ("Zoolander is a 2017 Polish action-comedy film"): a person is no "2017 ...";
 - one capitalised word that is no name of the gazetteer and is mostly written in lower case, a common
-  word spaCy took for a person ("Capitalized words like Wisdom and Discipline").
+  word spaCy took for a person ("Capitalized words like Wisdom and Discipline");
+- words ending in a common word that is no surname, after a first word that is no given name: a tool's or a
+  service's name ("Docker Compose", "Kafka Streams", "serde json"), not "Rose Baker" nor "Tomoko Tyler".
 """
 
 from __future__ import annotations
@@ -59,6 +61,27 @@ def a_common_word(value: str) -> bool:
         return False
     ratio = case_ratio(value)
     return ratio is not None and ratio >= _COMMON_WORD
+
+
+def ends_in_a_common_word(value: str) -> bool:
+    """True for two words whose last is no name of the gazetteer and a word English writes in lower case
+    or its plural (``word_case``: "Compose", "Streams"), and whose first is no given name: "Docker Compose",
+    "Kafka Streams", "Jenkins Pipelines" name tools. A surname that is also a word is the gazetteer's ("Rose
+    Baker", "Ivan Hammer"), a given name keeps the rest ("Mark Hunter"), and a longer span may be a name and
+    a title ("Ayna Khadzhiyev's Cautionary Tales")."""
+    words = value.split()
+    if len(words) != 2:
+        return False
+    gazetteer = shared_gazetteer()
+    last = re.sub(r"['’]s$", "", words[-1].rstrip(".,"))
+    return (
+        len(last) > 4  # a short one is as often a surname the gazetteer lacks: "Alım Tok", "Tutya Kunt"
+        and not gazetteer.is_name(last)
+        and not gazetteer.is_first(words[0])
+        # a common word or its plural ("Streams", "Pipelines"); not a word only the frequency table holds,
+        # which is as often a surname ("Asya Godina")
+        and any(usually_lower_case(form) for form in (last, last.removesuffix("s"), last.removesuffix("es")))
+    )
 
 
 def described_by_a_year(text: str, end: int) -> bool:
