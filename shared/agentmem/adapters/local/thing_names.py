@@ -27,7 +27,7 @@ import re
 from agentmem.adapters.local import noun_phrases
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import shared_gazetteer
-from agentmem.adapters.local.word_case import case_ratio, usually_lower_case
+from agentmem.adapters.local.word_case import case_ratio, usually_lower_case, written_in_lower_case
 
 # A one-word span written like a nationality ("Guatemalan", "Thai").
 DEMONYM = re.compile(r"[A-Z][a-z]+(?:an|ese|ish|i)")
@@ -65,8 +65,8 @@ def a_common_word(value: str) -> bool:
 
 def ends_in_a_common_word(value: str) -> bool:
     """True for two words whose last is no name of the gazetteer and a word English writes in lower case
-    or its plural (``word_case``: "Compose", "Streams"), and whose first is no given name: "Docker Compose",
-    "Kafka Streams", "Jenkins Pipelines" name tools. A surname that is also a word is the gazetteer's ("Rose
+    or its plural (``word_case``: "Compose", "Streams"), and whose first is a word and no given name: "Docker
+    Compose", "Kafka Streams", "Nginx Ingress" name tools. A surname that is also a word is the gazetteer's ("Rose
     Baker", "Ivan Hammer"), a given name keeps the rest ("Mark Hunter"), and a longer span may be a name and
     a title ("Ayna Khadzhiyev's Cautionary Tales")."""
     words = value.split()
@@ -78,6 +78,9 @@ def ends_in_a_common_word(value: str) -> bool:
         len(last) > 4  # a short one is as often a surname the gazetteer lacks: "Alım Tok", "Tutya Kunt"
         and not gazetteer.is_name(last)
         and not gazetteer.is_first(words[0])
+        # and a first word that is a word too, of a dictionary or one people write ("Docker", "Kafka", "nginx"):
+        # a given name the gazetteer lacks keeps a surname that is a word ("Émeric Cabana", "Kelemen Szell")
+        and (words[0].casefold() in wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB) or written_in_lower_case(words[0]))
         # a common word or its plural ("Streams", "Pipelines"); not a word only the frequency table holds,
         # which is as often a surname ("Asya Godina")
         and any(usually_lower_case(form) for form in (last, last.removesuffix("s"), last.removesuffix("es")))
