@@ -21,11 +21,33 @@ VERB, ADJECTIVE, ADVERB, NOUN = "verb", "adj", "adv", "noun"
 
 @functools.cache
 def wordnet_words(*parts_of_speech: str) -> frozenset[str]:
-    """WordNet's lower-case one-word lemmas of ``parts_of_speech`` (``VERB``, ``ADJECTIVE``, ...)."""
+    """WordNet's lower-case one-word lemmas of ``parts_of_speech`` (``VERB``, ``ADJECTIVE``, ...).
+
+    The same parts in any order give the same set object, and every set holds the same string objects:
+    the rules ask for seven combinations, which were seven readings of the table and two copies of the
+    largest set (12 MiB of a server's memory).
+    """
+    return _words_of(frozenset(parts_of_speech))
+
+
+@functools.cache
+def _words_of(parts_of_speech: frozenset[str]) -> frozenset[str]:
+    by_part = _words_by_part()
+    if len(parts_of_speech) == 1:
+        return by_part.get(next(iter(parts_of_speech)), frozenset())
+    return frozenset().union(*(by_part.get(part, frozenset()) for part in parts_of_speech))
+
+
+@functools.cache
+def _words_by_part() -> dict[str, frozenset[str]]:
+    """Each part of speech's words, from one reading of the lemmatizer's ``lemma_index`` table."""
     from spacy.lookups import Lookups
 
     index = Lookups().from_disk(default_model_dir() / "lemmatizer" / "lookups").get_table("lemma_index")
-    return frozenset(word for part in parts_of_speech for word in index.get(part, ()) if "_" not in word)
+    return {
+        part: frozenset(word for word in index.get(part, ()) if "_" not in word)
+        for part in (VERB, ADJECTIVE, ADVERB, NOUN)
+    }
 
 
 @functools.cache
