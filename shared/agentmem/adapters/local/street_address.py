@@ -29,6 +29,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    import regex
     from presidio_analyzer import PatternRecognizer, RecognizerResult
     from presidio_analyzer.nlp_engine import NlpArtifacts
 
@@ -232,6 +233,19 @@ _ENGLISH_LOOKING_TYPES = frozenset(
 )  # fmt: skip
 
 
+def _a_grammar_word_before_a_number(value: str, street_prefixes: regex.Pattern[str]) -> bool:
+    """ "During 2017, Allstate ...", "Since 2004": a word of English grammar (a stop word, a month or a
+    weekday) right before a number names no street, though "During" ends like one ("-ring"); a street type
+    that is one ("Via 20 Settembre 5") still opens a street."""
+    parts = value.split(maxsplit=2)
+    return (
+        len(parts) >= 2
+        and parts[1][:1].isdigit()
+        and parts[0].casefold() in ordinary_words()
+        and street_prefixes.fullmatch(parts[0]) is None
+    )
+
+
 def _a_count_of_things(value: str) -> bool:
     """ "12 Place Cards", "3 Square Meals": a number, a French type of way that is an English word, and only
     common words after it ("cards" is written in lower case) is a count of things; "117 Place Benoit
@@ -389,6 +403,7 @@ def build_recognizer() -> PatternRecognizer:
         Pattern("unit", rf"\b{_UNIT}\b", 0.5),
     ]
     lone_city = regex.compile(rf"(?<=\d\.?|\p{{L}})[ \t]*,[ \t]*(?:{_CITY})$")
+    prefixes = regex.compile(rf"(?i:{_alternatives(_PREFIX_WORDS + '|' + _MORE_PREFIX_WORDS, words.before)})")
 
     # A unit or a city alone on a line of the block, and its last line: a country or a city, then a
     # postal code ("\n\n Denmark 35018", ">New Zealand 15896").
@@ -415,6 +430,7 @@ def build_recognizer() -> PatternRecognizer:
                 )
                 and not _number_and_an_english_word(text[result.start : result.end])
                 and not _a_count_of_things(text[result.start : result.end])
+                and not _a_grammar_word_before_a_number(text[result.start : result.end], prefixes)
             ]
             kept = []
             for result in results:
