@@ -1,6 +1,7 @@
 """A word of English grammar before a number is no street, though it may end like one ("During" like the
 Nordic "-ring"): "During 2019, Brightwell Holdings ..." was masked as an address. Street types that are such
-words still open streets. Every value here is made up for this file."""
+words still open streets, and a roman numeral after a street's name is no pronoun ("Újezd I. 1302" was
+missed after "is at"). Every value here is made up for this file."""
 
 from __future__ import annotations
 
@@ -40,3 +41,22 @@ def test_a_grammar_word_and_a_year_are_no_street(detector: LocalPiiDetector, tex
 )
 def test_streets_that_end_or_open_like_one_are_still_found(detector: LocalPiiDetector, text: str, street: str) -> None:
     assert street in streets(detector, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "street"),
+    [
+        ("The viewing is at Dlouhá I. 1408 on Saturday.", "Dlouhá I. 1408"),
+        ("The viewing is at Karla IV 17 on Saturday.", "Karla IV 17"),
+        ("She lives at Hradní I 52.", "Hradní I 52"),
+    ],
+)
+def test_a_roman_numeral_after_the_name_is_part_of_the_street(
+    detector: LocalPiiDetector, text: str, street: str
+) -> None:
+    assert streets(detector, text) == [street]
+
+
+@pytest.mark.parametrize("text", ["The meeting is at I. 5 today.", "So I 5 times said it.", "The test is at 9 A.M."])
+def test_the_pronoun_before_a_number_is_no_street(detector: LocalPiiDetector, text: str) -> None:
+    assert streets(detector, text) == []

@@ -272,6 +272,11 @@ def _pattern_name(result: RecognizerResult) -> str | None:
     return explanation.pattern_name if explanation is not None else None
 
 
+@functools.cache
+def _english_or_ordinary() -> frozenset[str]:
+    return wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB) | ordinary_words()
+
+
 def _introduced_end(value: str, pattern: str | None, after: str) -> int | None:
     """How much of a street found only after a cue, without a street word, is one: up to a lower-case
     English word ("1053 Gasthuisheide please" ends before "please"; "Kauri tänav" is whole), and after "is
@@ -281,7 +286,7 @@ def _introduced_end(value: str, pattern: str | None, after: str) -> int | None:
         return len(value)
     import regex
 
-    english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB) | ordinary_words()
+    english = _english_or_ordinary()
     if pattern == "located" and not _a_place_after_is_at(value, after):
         return None
     end = len(value)
@@ -292,6 +297,8 @@ def _introduced_end(value: str, pattern: str | None, after: str) -> int | None:
         latin_1 = all(ord(char) < 0x100 for char in text)
         if regex.fullmatch(_LINK, text) or not (text.casefold() in english or (latin_1 and fold(text) in english)):
             continue
+        if word.start() > 0 and _ROMAN.fullmatch(text) is not None:
+            continue  # a numeral after the name, not the pronoun: "Újezd I. 1302", "Karla IV 17"
         if text.islower():
             end = word.start()
             break
@@ -310,8 +317,9 @@ def _a_place_after_is_at(value: str, after: str) -> bool:
     import regex
 
     first_line = value.split("\n")[0]
-    # A roman numeral numbers a ring road or a district, no acronym: "Ring III 931".
-    if any(len(word) > 1 and word.isupper() and _ROMAN.fullmatch(word) is None for word in first_line.split()):
+    # A roman numeral numbers a ring road or a district, no acronym: "Ring III 931", "Újezd I. 1302".
+    words = first_line.split()
+    if any(len(word) > 1 and word.isupper() and _ROMAN.fullmatch(word.rstrip(".")) is None for word in words):
         return False
     leading = regex.match(r"(\d{1,2})\b(?!/)", first_line)  # "6/75 Phan Văn Trị" numbers a house
     if leading is not None and int(leading.group(1)) <= 24:
