@@ -116,6 +116,15 @@ _OTHER_NUMBER_CONTEXT = re.compile(
     r"post code|iban|ssn|social security|tracking|policy|id)\b",
     re.IGNORECASE,
 )
+# A thing that is numbered, right before the number, names an identifier: "build 0057417069 failed", "row
+# 6526293924 in the export", "ticket #4471209933" (unless the words before also say phone).
+_NUMBERED_THING_BEFORE = re.compile(
+    r"\b(?:build|row|ticket|case|job|batch|commit|issue|item|record|entry|version|release|revision|sku|part|lot"
+    r"|receipt|transaction|booking|reservation|confirmation|shipment|parcel|package|customer|member|employee"
+    r"|student|patient|claim|incident|request|page|table|file|run|step|task|port|pid|process|sample|test|unit)"
+    r"[ \t]*(?:#|no\.?|nr\.?|number|id)?[ \t]*:?[ \t]*$",
+    re.IGNORECASE,
+)
 _NEXT_WORD = re.compile(r"[ \t]+([^\W\d_][\w'-]*)")
 _WORDS_AFTER_PHONE_NUMBERS = frozenset(
     {
@@ -414,6 +423,8 @@ def _phone_context_rejects(text: str, match: re.Match[str]) -> bool:
     """True when the words around a phone-shaped number say it is something else."""
     before = _words_before(text, match.start())
     if _OTHER_NUMBER_CONTEXT.search(before) and not _PHONE_CONTEXT.search(before):
+        return True
+    if _NUMBERED_THING_BEFORE.search(before) and not _PHONE_CONTEXT.search(before):
         return True
     number = match.group("number")
     digit_count = sum(char.isdigit() for char in number)
