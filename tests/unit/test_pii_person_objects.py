@@ -25,6 +25,10 @@ def people(detector: LocalPiiDetector, text: str) -> list[str]:
         ("Remind Batı Tahincioğlu about the meeting.", "Batı Tahincioğlu"),  # spaCy: nothing
         ("Could you call Öğünç Durmaz tomorrow?", "Öğünç Durmaz"),  # two words no dictionary holds
         ("Text Pantaleon Mejstřík when you land.", "Pantaleon Mejstřík"),
+        # a given name alone, the verb opening the sentence (spaCy: an organisation, or nothing)
+        ("Ring Tomasz tomorrow.", "Tomasz"),
+        ("Email Priya the slides.", "Priya"),
+        ("Text Sam at the gate.", "Sam"),  # a given name that is also a word, not "Text Sam"
     ],
 )
 def test_the_object_of_a_verb_that_takes_someone_is_a_person(
@@ -42,6 +46,10 @@ def test_the_object_of_a_verb_that_takes_someone_is_a_person(
         "Please call Vodafone Ireland.",  # an unknown word and a place: a firm
         "Remind Microsoft Teams users.",
         "Text Emerson Electric Company when you land.",
+        "Call Security now.",
+        "Text Support if it breaks.",
+        "Remind Lemon Grove about the meeting.",  # a town of words after the verb
+        "Ask Royal Bank Scot to sign it.",
     ],
 )
 def test_a_firm_or_a_service_after_such_a_verb_is_no_person(detector: LocalPiiDetector, text: str) -> None:

@@ -349,7 +349,13 @@ class PersonNameFinder:
             and not gazetteer.is_first(run[0].text)
             and (run[0].text.casefold() in known or a_verb_form(run[0].text.casefold()))  # "Refunded Ana"
             and opens_a_sentence(text, run[0].start)
-            and run[1].text.casefold() not in known
+            and (
+                run[1].text.casefold() not in known
+                # after a verb that takes someone, a given name alone that is also a word: "Text Sam", "Call Mark"
+                # (not "Ask Royal Bank Scot", "Remind Lemon Grove")
+                or (len(run) == 2 and gazetteer.is_first(run[1].text)
+                    and _PERSON_OBJECT_CUE.match(text, run[0].start) is not None)
+            )
             and (gazetteer.is_first(run[1].text) or _unknown_word(run[1].text, _folded_words(), ordinary_words()))
         )
 
@@ -397,6 +403,9 @@ class PersonNameFinder:
             # Tahincioğlu"). A surname that is also a word or a place is left to the other rules: "Text Dell Sales",
             # "Please call Vodafone Ireland" are firms.
             run = _run_after(text, words, match.end())
+            if len(run) == 1 and gazetteer.is_first(run[0].text) and run[0].text.casefold() not in known | ordinary:
+                add(run[0].start, run[0].end, CUE_SCORE)  # a given name alone: "Ring Tomasz tomorrow", "Email Priya"
+                continue
             if len(run) != 2 or run[0].text.casefold() in english:
                 continue
             head, tail = run[0].text, run[1].text
