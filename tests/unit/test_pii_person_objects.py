@@ -29,6 +29,7 @@ def people(detector: LocalPiiDetector, text: str) -> list[str]:
         ("Ring Tomasz tomorrow.", "Tomasz"),
         ("Email Priya the slides.", "Priya"),
         ("Text Sam at the gate.", "Sam"),  # a given name that is also a word, not "Text Sam"
+        ("Wrong: Ring Tomasz first.", "Tomasz"),  # the verb after a colon opens a clause too
     ],
 )
 def test_the_object_of_a_verb_that_takes_someone_is_a_person(

@@ -348,7 +348,8 @@ class PersonNameFinder:
             len(run) >= 2
             and not gazetteer.is_first(run[0].text)
             and (run[0].text.casefold() in known or a_verb_form(run[0].text.casefold()))  # "Refunded Ana"
-            and opens_a_sentence(text, run[0].start)
+            # a sentence, or what follows a colon: "Wrong: Ring Tomasz tomorrow"
+            and (opens_a_sentence(text, run[0].start) or text[: run[0].start].rstrip(" \t").endswith(":"))
             and (
                 run[1].text.casefold() not in known
                 # after a verb that takes someone, a given name alone that is also a word: "Text Sam", "Call Mark"
