@@ -197,7 +197,9 @@ _ADDRESS_CUE = (
 # dictionary holds, as ``_introduced_end`` cuts the match at the first that one does.
 _INTRODUCED = (
     rf"{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)){{0,3}},?[ \t]+(?!(?:19|20)\d\d\b){_NUMBER}(?![\d])"
-    rf"|\d{{1,5}}(?:/\d{{1,5}}){{0,2}}[ \t]+{_CAP}(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)){{0,3}}"
+    # the number may follow Vietnamese "Số" ("number"): "Số 37/515 Lê Thánh Tôn"
+    rf"|(?:[Ss]ố[ \t]+)?\d{{1,5}}(?:/\d{{1,5}}){{0,2}}[ \t]+{_CAP}"
+    rf"(?:[ \t]+(?:{_LINK}[ \t]+)?(?:{_CAP}|\p{{Ll}}+)){{0,3}}"
 )
 # "The viewing is at Gómez 396": after "is at" (a meeting's place, a room, a gate too), a name and a number
 # are an address only when no English word is among them ("is at Gate 5", "is at Room 12" are not).
@@ -290,6 +292,9 @@ def _introduced_end(value: str, pattern: str | None, after: str) -> int | None:
     if pattern == "located" and not _a_place_after_is_at(value, after):
         return None
     end = len(value)
+    # After a house number of a lane off a street ("42/118 Hai Bà Trưng", "Số 37/515 Lê Thánh Tôn"), a word
+    # that is English only without its diacritics ("Bà") is no reason to read a time or a count after "is at".
+    slashed = regex.match(r"(?:[Ss]ố[ \t]+)?\d{1,5}/\d{1,5}[ \t]", value) is not None
     for word in regex.finditer(r"[\p{L}\p{M}'’\-]+", value):
         text = word.group()
         # Without its diacritics a Vietnamese word may spell an English one ("Lập", "Độc"): only Latin-1's
@@ -302,7 +307,7 @@ def _introduced_end(value: str, pattern: str | None, after: str) -> int | None:
         if text.islower():
             end = word.start()
             break
-        if pattern == "located" and "\n" not in value[: word.start()]:
+        if pattern == "located" and "\n" not in value[: word.start()] and (not slashed or text.casefold() in english):
             return None
     kept = value[:end].rstrip(" \t,")
     if not any(char.isdigit() for char in kept) or not any(char.isupper() for char in kept):
