@@ -55,3 +55,33 @@ def test_the_object_of_a_verb_that_takes_someone_is_a_person(
 )
 def test_a_firm_or_a_service_after_such_a_verb_is_no_person(detector: LocalPiiDetector, text: str) -> None:
     assert people(detector, text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        # a given name no table holds, alone, after a verb whose object is a person and before what ends it
+        ("I met Radomir at the station.", "Radomir"),
+        ("We thanked Ifeoluwa for the help.", "Ifeoluwa"),
+        ("Remind Zbyhněv about the invoice.", "Zbyhněv"),
+        ("She told Tsegaye that it was late.", "Tsegaye"),
+    ],
+)
+def test_a_given_name_no_table_holds_alone_after_a_verb_that_meets_someone(
+    detector: LocalPiiDetector, text: str, name: str
+) -> None:
+    assert people(detector, text) == [name]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I met Vodafone reps at the fair.",  # a firm before a noun
+        "Invite Figma users to the board.",  # "invite" takes products too: not a cue for a word alone
+        "Tell Grafbank engineers about it.",
+        "Ask Perplexity about the route.",  # after "ask", "call", "text", "contact": as often a tool or a firm
+        "Contact Zentrix about the invoice.",
+    ],
+)
+def test_an_unknown_word_alone_is_no_person_where_a_firm_is_as_likely(detector: LocalPiiDetector, text: str) -> None:
+    assert people(detector, text) == []

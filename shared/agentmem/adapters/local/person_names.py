@@ -252,6 +252,33 @@ _GONE_BEFORE = re.compile(
 )
 
 
+# Of `_PERSON_OBJECT_VERB`'s verbs, those whose object is a person and hardly ever a firm, a product or a
+# place: one capitalised word no dictionary holds after them is a given name ("thanked Radomir"), where after
+# "call", "text", "ask" or "contact" it is as often a firm or a tool ("Ask Perplexity", "Contact Vodafone").
+_MEETS_SOMEONE = frozenset(
+    {"met", "meet", "thank", "thanked", "tell", "told", "remind", "reminded"}
+)
+
+
+# What follows a person as such an object, where a firm's name is followed by a noun ("met Vodafone reps"):
+# the end of a clause, or a word that opens what comes next ("met Radomir at the station", "told Radomir that").
+_AFTER_SOMEONE = re.compile(
+    r"[ \t]*(?:[,.;:!?](?!\w)|$)|[ \t]+(?:at|about|to|for|from|in|on|and|or|but|yesterday|today|tomorrow|tonight"
+    r"|last|this|that|again|when|before|after|while|if|how|what|why|whether|the|a|an|my|our|your|his|her|their"
+    r"|we|I|you|he|she|they|it|so|too|earlier|later|once|twice|soon)\b"
+)
+
+
+def _meets_someone(cue: str) -> bool:
+    return cue.split()[0].casefold() in _MEETS_SOMEONE
+
+
+def _a_plain_unknown_word(word: str, *dictionaries: Container[str]) -> bool:
+    """A word no dictionary holds, written as a name is: letters only, capitalised once ("Radomir", not
+    "ChatGPT" or "R2D2")."""
+    return word.isalpha() and word[1:].islower() and _unknown_word(word, *dictionaries)
+
+
 def _spoken_to(text: str, start: int) -> bool:
     """True when a verb of speaking (and its subject) and "to" / "at" come just before ``start``."""
     return _SPOKEN_TO.search(text, max(0, start - 60), start) is not None
@@ -406,6 +433,14 @@ class PersonNameFinder:
             run = _run_after(text, words, match.end())
             if len(run) == 1 and gazetteer.is_first(run[0].text) and run[0].text.casefold() not in known | ordinary:
                 add(run[0].start, run[0].end, CUE_SCORE)  # a given name alone: "Ring Tomasz tomorrow", "Email Priya"
+                continue
+            if (
+                len(run) == 1
+                and _meets_someone(match.group())
+                and _a_plain_unknown_word(run[0].text, every_word, ordinary)
+                and _AFTER_SOMEONE.match(text, run[0].end) is not None
+            ):
+                add(run[0].start, run[0].end, CUE_SCORE)  # a given name no table holds: "I met Radomir at the station"
                 continue
             if len(run) != 2 or run[0].text.casefold() in english:
                 continue
