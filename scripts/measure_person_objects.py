@@ -8,7 +8,9 @@ the share the local detector finds as PERSON (recall), then the same for a given
 tomorrow"). Then draws mimesis firm names, towns, and "town +
 Council/Office/Desk" or "manufacturer + Support/Sales" into the same sentences and prints the share with a
 PERSON span: none of them is a person (the false-alarm side of the same rule). Seed 5 and firm seeds 1 and 2
-were developed on; report others. Asserts nothing.
+were developed on; report others. Last, the same names in lower case in seven sentences where the person is
+followed by what follows an object ("i told {} the plan", "i met {} in lisbon"), and the firms and towns in
+lower case in them. Asserts nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ SENTENCES = (
     "Please ring {}", "Could you call {} tomorrow?", "I emailed {} the form.", "Ask {} to sign it.",
     "We thanked {} for the help.", "Remind {} about the meeting.", "Please contact {} today.",
     "I met {} at the station.", "Text {} when you land.",
+)  # fmt: skip
+# Written in lower case, the person followed by what follows an object: another object, "in", "as", "to", "last".
+LOWER_SENTENCES = (
+    "i told {} the plan", "can you send {} the invoice", "i gave {} my keys", "i met {} in lisbon",
+    "we hired {} as a designer", "ask {} to review it", "i had dinner with {} last night",
 )  # fmt: skip
 
 
@@ -83,6 +90,24 @@ def main() -> None:
         for _ in range(args.count)
     )
     print(f"firms and towns in the same sentences: PERSON on {alarms}/{args.count} = {alarms / args.count:.3f}")
+
+    lower = 0
+    for _ in range(args.count):
+        person = rng.choice(people)
+        name = f"{person.first_name()} {person.last_name()}".lower()
+        text = rng.choice(LOWER_SENTENCES).format(name)
+        start = text.index(name)
+        lower += any(
+            span.entity_type == "PERSON" and span.start < start + len(name) and start < span.end
+            for span in detector.detect(text)
+        )
+    print(f"lower-case names before what follows an object: recall {lower}/{args.count} = {lower / args.count:.3f}")
+    lower_alarms = 0
+    for _ in range(args.count):
+        text = rng.choice(LOWER_SENTENCES).format(thing().lower())
+        lower_alarms += any(span.entity_type == "PERSON" for span in detector.detect(text))
+    print(f"firms and towns in lower case in the same sentences: PERSON on {lower_alarms}/{args.count} = "
+          f"{lower_alarms / args.count:.3f}")
 
 
 if __name__ == "__main__":

@@ -58,3 +58,35 @@ def test_words_a_dictionary_holds_or_people_write_and_places_are_no_one(
 def test_words_people_write_in_lower_case_are_told_from_names() -> None:
     assert written_in_lower_case("terraform") and written_in_lower_case("nginx")
     assert not written_in_lower_case("ratilainen") and not written_in_lower_case("caner")  # absent or too rare
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        # what follows the person: an object ("the plan", "my keys"), "in", "as", "to", "last", "next"
+        ("i told vendora pallikkaran the plan", "vendora pallikkaran"),
+        ("can you send oruvemi adekunbi the invoice", "oruvemi adekunbi"),
+        ("i gave bartovik wróbliczak my keys", "bartovik wróbliczak"),
+        ("i met vendora pallikkaran in lisbon", "vendora pallikkaran"),
+        ("we hired oruvemi adekunbi as a designer", "oruvemi adekunbi"),
+        ("ask bartovik wróbliczak to review it", "bartovik wróbliczak"),
+        ("i had dinner with oruvemi adekunbi last night", "oruvemi adekunbi"),
+        ("I told Vendora Pallikkaran the plan", "Vendora Pallikkaran"),
+    ],
+)
+def test_a_pair_before_what_follows_an_object_is_a_person(detector: LocalPiiDetector, text: str, name: str) -> None:
+    assert people(detector, text) == [name]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # opening a sentence, two unknown words before "to" / "in" are as often a tool's name
+        "kubectl rollout to the cluster",
+        "deploy with terraform modules to aws",
+        "i paid stripe invoices last month",
+        "show ruff diagnostics in the editor",
+    ],
+)
+def test_tools_before_what_follows_an_object_are_no_one(detector: LocalPiiDetector, text: str) -> None:
+    assert people(detector, text) == []

@@ -231,13 +231,22 @@ _PERSON_OBJECT_CUE = re.compile(_PERSON_OBJECT_VERB + r"(?=[^\W\d_])")
 # Two lower-case words where a person is expected: the object of a verb that takes someone or of "with" / "to",
 # or the subject opening a sentence or a question, before a word that ends such a phrase: "Ask bergulv kielland
 # whether", "lunch with raakel ratilainen yesterday", "Is radomila pelikan still", "rijk holthuis and I".
+# What follows a person who is the object of a verb or of "with": "told priyanka raghunathan the plan", "met ...
+# in paris", "hired ... as", "ask ... to review it", "dinner with ... last night". Only after such a word: opening
+# a sentence, two unknown words before them are as often a tool's name ("kubectl rollout to the cluster").
+_AFTER_AN_OBJECT = frozenset(
+    {"the", "a", "an", "my", "our", "your", "his", "her", "their", "in", "as", "to", "last", "next", "tonight",
+     "later", "when"}
+)  # fmt: skip
 _LOWER_PAIR_FOLLOWS = (
     r"(?=[ \t]*(?:[,.;:!?](?!\w)|$)|[ \t]+(?:about|before|after|whether|yesterday|today|tomorrow|and|is|was|has"
     r"|had|still|if|that|again|soon|back|up|on|at|for|said|says|asked|called|wants|wanted|will|would|can|could"
-    r"|reply|replied|agreed|sent|left|came|told|thinks|thought|lives|works)\b)"
+    r"|reply|replied|agreed|sent|left|came|told|thinks|thought|lives|works|"
+    + "|".join(sorted(_AFTER_AN_OBJECT)) + r")\b)"
 )
 _LOWER_PAIR = re.compile(
-    rf"(?:{_PERSON_OBJECT_VERB}|\b(?:with|to|for|from|by|meeting|visiting|visited|hired|hire|congratulate)[ \t]+"
+    rf"(?:{_PERSON_OBJECT_VERB}|\b(?:with|to|for|from|by|meeting|visiting|visited|hired|hire|congratulate|send|sent|give"
+    r"|gave|show|showed|pay|paid)[ \t]+"
     r"|^(?:(?i:is|was|has|did|does|can|will)[ \t]+)?|(?<=[.!?][ \t])(?:(?i:is|was|has|did|does|can|will)[ \t]+)?)"
     rf"({_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*){_LOWER_PAIR_FOLLOWS}",
     re.MULTILINE,
@@ -657,6 +666,9 @@ class PersonNameFinder:
             capitalised = all(word[0].isupper() and word[1:].islower() for word in pair)
             opening = text[match.start() : match.start(1)].strip().casefold() in _OPENING_WORDS
             if not (lower or (capitalised and not opening)):
+                continue
+            after = text[match.end() :].split(maxsplit=1)
+            if opening and after and after[0] in _AFTER_AN_OBJECT:
                 continue
             unknown = [_unknown_word(word, every_word, ordinary) and not written_in_lower_case(word) for word in pair]
             if any(unknown) and all(
