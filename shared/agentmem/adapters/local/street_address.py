@@ -374,7 +374,8 @@ def build_recognizer() -> PatternRecognizer:
         if len(word.replace("\\", "").rstrip(".")) >= 3
     )
     patterns = [
-        Pattern("street", rf"(?<![\p{{L}}\d]){unit_before}(?:{street_core})(?:{_TAIL})(?![\p{{L}}\d])", 0.9),
+        # an abbreviation's full stop may come before the rest: "123 Main St. Apt 4B, Springfield, IL 62704"
+        Pattern("street", rf"(?<![\p{{L}}\d]){unit_before}(?:{street_core})\.?(?:{_TAIL})(?![\p{{L}}\d])", 0.9),
         # A unit, then a street without a number: "Studio 2\nPalmer Plaza", "Flat 4\nSmith Field".
         Pattern(
             "unit and street",
@@ -416,6 +417,12 @@ def build_recognizer() -> PatternRecognizer:
         Pattern("unit", rf"\b{_UNIT}\b", 0.5),
     ]
     lone_city = regex.compile(rf"(?<=\d\.?|\p{{L}})[ \t]*,[ \t]*(?:{_CITY})$")
+    # A full stop after a number or a word of five lower-case letters or more, then a capital: the sentence
+    # ends there, not the address ("lives at 12 Oak Street. Mary is great", "Lindenstraße 221. Tähtinen"). An
+    # abbreviation's is no end ("123 Main St. Apt 4B", "Jl. Moch. Ramdan No. 50", "Avenida Prof. António"), nor a Hungarian house number's before a unit or a street
+    # word ("Rákóczi út 13. Suite 104", "útja 62. St.").
+    units = _alternatives(_HAND_UNITS, words.units)
+    sentence_end = regex.compile(rf"(?<=\d|\p{{Ll}}{{5}})\.(?=[ \t]+(?!(?:{units}|{_SHORT_SUFFIXES})\b)\p{{Lu}})")
     prefixes = regex.compile(rf"(?i:{_alternatives(_PREFIX_WORDS + '|' + _MORE_PREFIX_WORDS, words.before)})")
 
     # A unit or a city alone on a line of the block, and its last line: a country or a city, then a
@@ -454,6 +461,10 @@ def build_recognizer() -> PatternRecognizer:
                     result.end = result.start + length
                     kept.append(result)
             results = kept
+            for result in results:
+                end = sentence_end.search(text, result.start, result.end)
+                if end is not None:
+                    result.end = end.start()
             for result in results:
                 value = text[result.start : result.end]
                 if "\n" not in value:
