@@ -90,3 +90,15 @@ def test_a_pair_before_what_follows_an_object_is_a_person(detector: LocalPiiDete
 )
 def test_tools_before_what_follows_an_object_are_no_one(detector: LocalPiiDetector, text: str) -> None:
     assert people(detector, text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("I told sorcha ní bhraonlaoich the plan", "sorcha ní bhraonlaoich"),
+        ("i had lunch with cathal ó donnghaile yesterday", "cathal ó donnghaile"),
+        ("ask dervla nic giolladhé whether it works", "dervla nic giolladhé"),
+    ],
+)
+def test_a_particle_between_the_two_words_is_part_of_the_name(detector: LocalPiiDetector, text: str, name: str) -> None:
+    assert people(detector, text) == [name]

@@ -222,6 +222,8 @@ def _folded_words() -> _WordsOrFolded:
 
 
 # A verb whose object is someone, just before a word: "Please ring Bukola Adeyemi-Okafor", "thanked Ngozi Obi".
+# Irish surnames' particles: "Ní Bhriain", "Nic Dhonncha", "Ó Súilleabháin", "Uí Néill", "Mac Aodha".
+_IRISH_PARTICLES = frozenset({"ní", "nic", "ó", "uí", "ua", "mac"})
 _PERSON_OBJECT_VERB = (
     r"\b(?i:ring|rang|call|called|phone|phoned|text|texted|e-?mail|e-?mailed|ask|asked|tell|told|thank|thanked"
     r"|invite|invited|meet|met|contact|contacted|remind|reminded|message|messaged)[ \t]+"
@@ -248,7 +250,9 @@ _LOWER_PAIR = re.compile(
     rf"(?:{_PERSON_OBJECT_VERB}|\b(?:with|to|for|from|by|meeting|visiting|visited|hired|hire|congratulate|send|sent|give"
     r"|gave|show|showed|pay|paid)[ \t]+"
     r"|^(?:(?i:is|was|has|did|does|can|will)[ \t]+)?|(?<=[.!?][ \t])(?:(?i:is|was|has|did|does|can|will)[ \t]+)?)"
-    rf"({_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]+({_LETTER}+(?:['’\-]{_LETTER}+)*){_LOWER_PAIR_FOLLOWS}",
+    # a particle may come between: "mairéad ní fhlannagáin", "seán ó donnchadha", "orla nic dhonncha"
+    rf"({_LETTER}+(?:['’\-]{_LETTER}+)*)[ \t]+(?:(?:{'|'.join(sorted(_PARTICLES | _IRISH_PARTICLES))})[ \t]+)?"
+    rf"({_LETTER}+(?:['’\-]{_LETTER}+)*){_LOWER_PAIR_FOLLOWS}",
     re.MULTILINE,
 )
 # What opens a sentence before `_LOWER_PAIR`'s words: nothing, or an auxiliary ("Is ... still").
