@@ -419,8 +419,8 @@ def build_recognizer() -> PatternRecognizer:
     lone_city = regex.compile(rf"(?<=\d\.?|\p{{L}})[ \t]*,[ \t]*(?:{_CITY})$")
     # A full stop after a number or a word of five lower-case letters or more, then a capital: the sentence
     # ends there, not the address ("lives at 12 Oak Street. Mary is great", "Lindenstraße 221. Tähtinen"). An
-    # abbreviation's is no end ("123 Main St. Apt 4B", "Jl. Moch. Ramdan No. 50", "Avenida Prof. António"), nor a Hungarian house number's before a unit or a street
-    # word ("Rákóczi út 13. Suite 104", "útja 62. St.").
+    # abbreviation's is no end ("123 Main St. Apt 4B", "Jl. Moch. Ramdan No. 50", "Avenida Prof. António"),
+    # nor a Hungarian house number's before a unit or a street word ("Rákóczi út 13. Suite 104", "útja 62. St.").
     units = _alternatives(_HAND_UNITS, words.units)
     sentence_end = regex.compile(rf"(?<=\d|\p{{Ll}}{{5}})\.(?=[ \t]+(?!(?:{units}|{_SHORT_SUFFIXES})\b)\p{{Lu}})")
     prefixes = regex.compile(rf"(?i:{_alternatives(_PREFIX_WORDS + '|' + _MORE_PREFIX_WORDS, words.before)})")
