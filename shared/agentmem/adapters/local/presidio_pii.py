@@ -34,6 +34,7 @@ from agentmem.adapters.local import (
     person_names,
     place_names,
     postal_code,
+    script_names,
     street_address,
     thing_names,
 )
@@ -107,6 +108,7 @@ def _build_analyzer() -> AnalyzerEngine:
         SpacyRecognizer(supported_language=_LANGUAGE, supported_entities=sorted(set(SPACY_TO_PRESIDIO.values())))
     )
     registry.add_recognizer(person_names.build_recognizer())
+    registry.add_recognizer(script_names.build_recognizer())
     registry.add_recognizer(street_address.build_recognizer())
     registry.add_recognizer(age.build_recognizer())
     registry.add_recognizer(postal_code.build_recognizer())
