@@ -58,6 +58,9 @@ def test_eircodes_and_uk_and_canadian_postcodes_are_found_by_their_shape(
         ("her date of birth is 1979-11-23, please update it", "1979-11-23"),
         ("my birthday is 23 November so book a table", "23 November"),
         ("Born November 23, 1979, allergic to nuts.", "November 23, 1979"),
+        # a written month with a year of two digits
+        ("dob 23 Nov 79", "23 Nov 79"),
+        ("Born November 23, '79, allergic to nuts.", "November 23, '79"),
     ],
 )
 def test_a_date_next_to_a_birth_word_is_a_date_of_birth(detector: LocalPiiDetector, text: str, date: str) -> None:
@@ -66,6 +69,7 @@ def test_a_date_next_to_a_birth_word_is_a_date_of_birth(detector: LocalPiiDetect
 
 def test_other_dates_stay_and_dates_of_birth_can_be_turned_off(detector: LocalPiiDetector) -> None:
     assert found(detector, "The invoice of 23/11/1979 was paid on 1979-12-01.") == set()
+    assert found(detector, "He was born on 3 May 12 weeks early.") == set()  # a count, not a year
     assert found(PresidioPiiDetector(dates_of_birth=False), "DOB: 23/11/1979") == set()
 
 

@@ -4,7 +4,7 @@ Dates in general are not masked (a masked date takes the timeline out of a memor
 ``presidio_pii``), but a date of birth is personal data. A date is one when "born", "DOB", "d.o.b.",
 "date of birth", "birth date" or "birthday" comes just before it, with at most a few linking words
 ("born on the", "DOB:", "date of birth is", "birthday was"): "17/04/1986", "1986-04-17", "17.4.1986",
-"17 April 1986", "April 17, 1986", "the 17th of April 1986", "17th Apr 1986", and after "birthday" a
+"17 April 1986", "April 17, 1986", "the 17th of April 1986", "17th Apr 1986", "7 Jan 02", and after "birthday" a
 day and month alone ("my birthday is 17 April"); or in the reply that follows the words in the same line
 ("Please tell me your date of birth. It's 8/12/1991"). The span is the date only, reported as DATE_TIME
 (Presidio's type; the token is ``DATE``).
@@ -29,9 +29,12 @@ _NUMERIC = (
     r"(?:(?:0?[1-9]|[12]\d|3[01])[/.\-](?:0?[1-9]|[12]\d|3[01])[/.\-](?:\d{4}|\d{2})"
     rf"|{_YEAR}[/.\-](?:0?[1-9]|1[0-2])[/.\-](?:0?[1-9]|[12]\d|3[01]))"
 )
+# After a birth word a written month may take a year of two digits: "dob 7 Jan 02", "born April 17, '86".
+# (not a count: "born on 3 May 12 weeks early")
+_WRITTEN_YEAR = rf"(?:{_YEAR}|['’]?\d{{2}}(?![ \t]+(?:minutes?|hours?|days?|weeks?|months?|years?)\b))"
 _WRITTEN = (
-    rf"(?:(?:the[ \t]+)?{_DAY}(?:[ \t]+of)?[ \t]+{_MONTH},?[ \t]+{_YEAR}"
-    rf"|{_MONTH}[ \t]+{_DAY},?[ \t]+{_YEAR})"
+    rf"(?:(?:the[ \t]+)?{_DAY}(?:[ \t]+of)?[ \t]+{_MONTH},?[ \t]+{_WRITTEN_YEAR}"
+    rf"|{_MONTH}[ \t]+{_DAY},?[ \t]+{_WRITTEN_YEAR})"
 )
 _DAY_AND_MONTH = rf"(?:(?:the[ \t]+)?{_DAY}(?:[ \t]+of)?[ \t]+{_MONTH}|{_MONTH}[ \t]+{_DAY})"
 _LINK = r"(?:[ \t]*[:\-]|[ \t]+(?:is|was|on|in|at|:))*[ \t]*"
