@@ -6,13 +6,16 @@ With a fixed seed, Faker en_US surnames, cities, states and ZIP codes make (1) a
 abbreviated street word, then a unit ("4471 Quillon St. Apt 7C, Marrowfield, IL 62791"), and prints how
 many kept a digit unmasked; (2) sentences that end on a street with a full street word and open the next
 with a given name ("She lives at 12 Oak Street. Mary is great."), and prints how many address spans ran
-past the full stop. Asserts nothing.
+past the full stop; (3) per locale (en_IE, en_GB, en_US, en_AU), streets followed by a town and a postal
+code ("Send it to 14 Quay Street, Galway H91 X2Y3 please."), and prints how many towns were left raw.
+Asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import string
 
 from agentmem.adapters.local.presidio_pii import LocalPiiDetector
 from faker import Faker
@@ -21,6 +24,7 @@ ABBREVIATED = ("St", "Ave", "Rd", "Blvd", "Dr", "Ln")
 UNITS = ("Apt", "Suite", "Unit")
 FULL = ("Street", "Avenue", "Crescent", "Terrace", "Parkway", "Circle")
 NEXT_SENTENCE = ("is great", "visits often", "owns it")
+TOWN_SENTENCES = ("Send it to {}, {} {} please.", "My address is {}, {} {}.", "We moved to {}, {} {} last year.")
 
 
 def main() -> None:
@@ -56,6 +60,33 @@ def main() -> None:
         )
     print(f"a street ending its sentence, a name opening the next: {crossed}/{args.count} address spans run past "
           "the full stop")
+
+    raw_towns = {}
+    for locale in ("en_IE", "en_GB", "en_US", "en_AU"):
+        local = Faker(locale)
+        local.seed_instance(args.seed)
+        raw_towns[locale] = 0
+        for _ in range(args.count):
+            town = local.city()
+            street = f"{rng.randint(1, 200)} {local.last_name()} {rng.choice(FULL[:2])}"
+            text = rng.choice(TOWN_SENTENCES).format(street, town, postal_code(locale, local, rng))
+            start = text.index(", " + town) + 2
+            raw_towns[locale] += not any(
+                span.start <= start and span.end >= start + len(town) for span in detector.detect(text)
+            )
+    print(f"towns between a street and a postal code left raw (of {args.count}): "
+          + ", ".join(f"{locale} {raw}" for locale, raw in raw_towns.items()))
+
+
+def postal_code(locale: str, fake: Faker, rng: random.Random) -> str:
+    """An Eircode's shape (a routing key, then four letters and digits), or the locale's own postcode."""
+    if locale == "en_IE":
+        letters = string.ascii_uppercase
+        return (f"{rng.choice('ADEFHKNPRTVWXY')}{rng.randint(10, 99)} {rng.choice(letters)}{rng.randint(1, 9)}"
+                f"{rng.choice(letters)}{rng.randint(1, 9)}")
+    if locale == "en_GB":
+        return str(fake.postcode())
+    return f"{fake.state_abbr()} {fake.postcode() if locale == 'en_AU' else fake.zipcode()}"
 
 
 if __name__ == "__main__":

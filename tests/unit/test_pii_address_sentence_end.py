@@ -1,4 +1,5 @@
-"""A street address ends where its sentence does, and runs on past an abbreviation's full stop.
+"""A street address ends where its sentence does, runs on past an abbreviation's full stop, and the town after
+it is a place even where spaCy does not read one.
 
 "He lives at 12 Oak Street. Mary is great." was masked as one address, "12 Oak Street. Mary", so the
 model read "lives at <address> is great"; "123 Main St. Apt 4B, Springfield, IL 62704" was cut at "Apt",
@@ -40,3 +41,14 @@ def test_an_address_ends_at_the_end_of_its_sentence(detector: LocalPiiDetector, 
 )
 def test_an_address_runs_on_past_an_abbreviations_full_stop(detector: LocalPiiDetector, text: str) -> None:
     assert addresses(detector, text) == [text[text.index(" to ") + 4 :]]
+
+
+@pytest.mark.parametrize(
+    ("text", "town"),
+    [
+        ("Send it to 14 Quillon Street, Dunvarrow H91 X2Y3 please.", "Dunvarrow"),
+        ("My office is 9 Vesper Road, Kilbrannagh T12 K4P8.", "Kilbrannagh"),
+    ],
+)
+def test_a_town_spacy_does_not_read_after_a_street_is_a_place(detector: LocalPiiDetector, text: str, town: str) -> None:
+    assert ("LOCATION", town) in {(span.entity_type, span.value) for span in detector.detect(text)}

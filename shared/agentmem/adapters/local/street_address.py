@@ -39,6 +39,7 @@ from agentmem.adapters.local.street_words import StreetWords, street_words
 from agentmem.adapters.local.word_case import usually_lower_case
 
 STREET_ADDRESS = "STREET_ADDRESS"
+LOCATION = "LOCATION"  # the city after a street, when spaCy does not read it as a place
 
 # Words that name a street after its name, without a house number too ("Baker Street").
 _STRONG_SUFFIX_WORDS = (
@@ -353,7 +354,7 @@ def _named_without_a_number(value: str) -> bool:
 def build_recognizer() -> PatternRecognizer:
     """Presidio's ``PatternRecognizer`` for STREET_ADDRESS with the patterns above."""
     import regex
-    from presidio_analyzer import Pattern, PatternRecognizer
+    from presidio_analyzer import Pattern, PatternRecognizer, RecognizerResult
 
     words = street_words()
     street_core = _street_core(words)
@@ -438,7 +439,8 @@ def build_recognizer() -> PatternRecognizer:
             nlp_artifacts: NlpArtifacts | None = None,
             regex_flags: int | None = None,
         ) -> list[RecognizerResult]:
-            """A street followed on its line by just ", City" ends before the city, a place of its own; a
+            """A street followed on its line by just ", City" ends before the city, a place of its own (when spaCy
+            reads it as one); a
             street word before lower-case words and no number is a common noun ("Plaza access", "via the
             coast")."""
             results = [
@@ -465,13 +467,28 @@ def build_recognizer() -> PatternRecognizer:
                 end = sentence_end.search(text, result.start, result.end)
                 if end is not None:
                     result.end = end.start()
+            # The city is a place of its own. spaCy's places: one it reads is left to it; one it does not is
+            # reported here as a place ("14 Quay Street, Galway H91 X2Y3": spaCy reads "Galway H91" as a person,
+            # which is dropped for its digits, so "Galway" was stored raw).
+            places = [
+                (span.start_char, span.end_char) for span in (nlp_artifacts.entities if nlp_artifacts else ())
+                if span.label_ in ("LOCATION", "GPE", "LOC", "FAC")  # Presidio's name for the last three
+            ]
+            cities = []
             for result in results:
                 value = text[result.start : result.end]
                 if "\n" not in value:
                     city = lone_city.search(value)
                     if city and regex.fullmatch(rf"(?:{street_core})", value[: city.start()]):
-                        result.end = result.start + city.start()
-            return results + self._postcodes_after(text, results)
+                        start, end = result.start + city.start(), result.end
+                        result.end = start
+                        if not any(place_start < end and start < place_end for place_start, place_end in places):
+                            tail = value[city.start() :]
+                            cities.append(RecognizerResult(
+                                LOCATION, start + len(tail) - len(tail.lstrip(" \t,")), end, result.score,
+                                recognition_metadata=result.recognition_metadata,
+                            ))
+            return results + cities + self._postcodes_after(text, results)
 
         @staticmethod
         def _postcodes_after(text: str, streets: list[RecognizerResult]) -> list[RecognizerResult]:
