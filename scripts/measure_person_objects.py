@@ -10,7 +10,7 @@ Council/Office/Desk" or "manufacturer + Support/Sales" into the same sentences a
 PERSON span: none of them is a person (the false-alarm side of the same rule). Seed 5 and firm seeds 1 and 2
 were developed on; report others. Last, the same names in lower case in seven sentences where the person is
 followed by what follows an object ("i told {} the plan", "i met {} in lisbon"), and the firms and towns in
-lower case in them. Asserts nothing.
+lower case in them; then both before an adverb that ends the clause ("i told {} too."). Asserts nothing.
 """
 
 from __future__ import annotations
@@ -35,6 +35,11 @@ SENTENCES = (
 LOWER_SENTENCES = (
     "i told {} the plan", "can you send {} the invoice", "i gave {} my keys", "i met {} in lisbon",
     "we hired {} as a designer", "ask {} to review it", "i had dinner with {} last night",
+)  # fmt: skip
+# Written in lower case, the person followed by an adverb that ends the clause: "too", "twice", "first".
+ADVERB_SENTENCES = (
+    "i told {} too.", "i called {} twice", "we invited {} also", "please ring {} first", "i met {} once",
+    "ask {} directly", "i emailed {} earlier", "we thanked {} personally",
 )  # fmt: skip
 
 
@@ -108,6 +113,25 @@ def main() -> None:
         lower_alarms += any(span.entity_type == "PERSON" for span in detector.detect(text))
     print(f"firms and towns in lower case in the same sentences: PERSON on {lower_alarms}/{args.count} = "
           f"{lower_alarms / args.count:.3f}")
+
+    adverb = 0
+    for _ in range(args.count):
+        person = rng.choice(people)
+        name = f"{person.first_name()} {person.last_name()}".lower()
+        text = rng.choice(ADVERB_SENTENCES).format(name)
+        start = text.index(name)
+        adverb += any(
+            span.entity_type == "PERSON" and span.start < start + len(name) and start < span.end
+            for span in detector.detect(text)
+        )
+    print(f"lower-case names before an adverb that ends the clause: recall {adverb}/{args.count} = "
+          f"{adverb / args.count:.3f}")
+    adverb_alarms = 0
+    for _ in range(args.count):
+        text = rng.choice(ADVERB_SENTENCES).format(thing().lower())
+        adverb_alarms += any(span.entity_type == "PERSON" for span in detector.detect(text))
+    print(f"firms and towns in lower case before the same adverbs: PERSON on {adverb_alarms}/{args.count} = "
+          f"{adverb_alarms / args.count:.3f}")
 
 
 if __name__ == "__main__":

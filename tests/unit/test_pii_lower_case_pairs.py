@@ -102,3 +102,26 @@ def test_tools_before_what_follows_an_object_are_no_one(detector: LocalPiiDetect
 )
 def test_a_particle_between_the_two_words_is_part_of_the_name(detector: LocalPiiDetector, text: str, name: str) -> None:
     assert people(detector, text) == [name]
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        # an adverb that ends the clause after the person: "too", "twice", "first", "directly"
+        ("I told ríonach ó ceallacháin too.", "ríonach ó ceallacháin"),
+        ("i called vendora pallikkaran twice", "vendora pallikkaran"),
+        ("please ring oruvemi adekunbi first", "oruvemi adekunbi"),
+        ("ask bartovik wróbliczak directly", "bartovik wróbliczak"),
+    ],
+)
+def test_a_pair_before_an_adverb_that_ends_the_clause_is_a_person(
+    detector: LocalPiiDetector, text: str, name: str
+) -> None:
+    assert people(detector, text) == [name]
+
+
+@pytest.mark.parametrize(
+    "text", ["kubectl rollout too", "run ruff diagnostics first", "deploy with terraform modules too"]
+)
+def test_tools_before_the_same_adverbs_are_no_one(detector: LocalPiiDetector, text: str) -> None:
+    assert people(detector, text) == []

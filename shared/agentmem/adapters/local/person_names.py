@@ -234,11 +234,13 @@ _PERSON_OBJECT_CUE = re.compile(_PERSON_OBJECT_VERB + r"(?=[^\W\d_])")
 # or the subject opening a sentence or a question, before a word that ends such a phrase: "Ask bergulv kielland
 # whether", "lunch with raakel ratilainen yesterday", "Is radomila pelikan still", "rijk holthuis and I".
 # What follows a person who is the object of a verb or of "with": "told priyanka raghunathan the plan", "met ...
-# in paris", "hired ... as", "ask ... to review it", "dinner with ... last night". Only after such a word: opening
-# a sentence, two unknown words before them are as often a tool's name ("kubectl rollout to the cluster").
+# in paris", "hired ... as", "ask ... to review it", "dinner with ... last night", "told ... too". Only after such
+# a word: opening a sentence, two unknown words before them are as often a tool's name ("kubectl rollout to the
+# cluster").
 _AFTER_AN_OBJECT = frozenset(
     {"the", "a", "an", "my", "our", "your", "his", "her", "their", "in", "as", "to", "last", "next", "tonight",
-     "later", "when"}
+     "later", "when", "too", "also", "twice", "once", "first", "directly", "earlier", "personally", "instead",
+     "now", "then"}
 )  # fmt: skip
 _LOWER_PAIR_FOLLOWS = (
     r"(?=[ \t]*(?:[,.;:!?](?!\w)|$)|[ \t]+(?:about|before|after|whether|yesterday|today|tomorrow|and|is|was|has"
