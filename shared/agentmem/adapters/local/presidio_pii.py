@@ -21,6 +21,7 @@ turns either back on.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from collections.abc import Collection
@@ -38,6 +39,7 @@ from agentmem.adapters.local import (
     street_address,
     thing_names,
 )
+from agentmem.adapters.local.combining_marks import without_marks
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, wordnet_words
 from agentmem.adapters.local.name_gazetteer import shared_gazetteer
 from agentmem.adapters.local.pii_regex import RegexPiiDetector
@@ -155,7 +157,21 @@ class PresidioPiiDetector:
         self._requested = sorted({*self.entities, DATE_TIME}) if dates_of_birth else self.entities
 
     def detect(self, text: str) -> list[PiiSpan]:
-        """Spans of ``text``, sorted and not overlapping."""
+        """Spans of ``text``, sorted and not overlapping.
+
+        A text with combining accents after letters ("Fọlákẹ́") is read without them and the spans mapped
+        back (``combining_marks``): spaCy's recognizer misses the words that hold them.
+        """
+        folded = without_marks(text)
+        if folded is None:
+            return self._detect(text)
+        spans = []
+        for span in self._detect(folded.text):
+            start, end = folded.original(span.start, span.end)
+            spans.append(dataclasses.replace(span, start=start, end=end, value=text[start:end]))
+        return spans
+
+    def _detect(self, text: str) -> list[PiiSpan]:
         if not text.strip():
             return []
         analyzer = shared_analyzer()
