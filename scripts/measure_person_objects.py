@@ -10,7 +10,8 @@ Council/Office/Desk" or "manufacturer + Support/Sales" into the same sentences a
 PERSON span: none of them is a person (the false-alarm side of the same rule). Seed 5 and firm seeds 1 and 2
 were developed on; report others. Last, the same names in lower case in seven sentences where the person is
 followed by what follows an object ("i told {} the plan", "i met {} in lisbon"), and the firms and towns in
-lower case in them; then both before an adverb that ends the clause ("i told {} too."). Asserts nothing.
+lower case in them; then both before an adverb that ends the clause ("i told {} too."); last, three-word names
+in the first sentences, masked whole ("Remind Ana Lucía Gómez"). Asserts nothing.
 """
 
 from __future__ import annotations
@@ -132,6 +133,20 @@ def main() -> None:
         adverb_alarms += any(span.entity_type == "PERSON" for span in detector.detect(text))
     print(f"firms and towns in lower case before the same adverbs: PERSON on {adverb_alarms}/{args.count} = "
           f"{adverb_alarms / args.count:.3f}")
+
+    three = 0
+    for _ in range(args.count):
+        person = rng.choice(people)
+        # a given name, a second given name or a surname, a surname: "Ana Lucía Gómez", "João Silva Santos"
+        name = f"{person.first_name()} {rng.choice([person.first_name, person.last_name])()} {person.last_name()}"
+        text = rng.choice(SENTENCES).format(name)
+        start = text.index(name)
+        three += any(
+            span.entity_type == "PERSON" and span.start <= start and start + len(name) <= span.end
+            for span in detector.detect(text)
+        )
+    print(f"three-word names in the same sentences, masked whole: recall {three}/{args.count} = "
+          f"{three / args.count:.3f}")
 
 
 if __name__ == "__main__":

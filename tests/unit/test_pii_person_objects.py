@@ -85,3 +85,19 @@ def test_a_given_name_no_table_holds_alone_after_a_verb_that_meets_someone(
 )
 def test_an_unknown_word_alone_is_no_person_where_a_firm_is_as_likely(detector: LocalPiiDetector, text: str) -> None:
     assert people(detector, text) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Meet Nguyễn Văn Thành at the station.", "Nguyễn Văn Thành"),  # spaCy: "Văn Thành" only
+        ("Remind Ana Lucía Gómez about the form.", "Ana Lucía Gómez"),  # "Ana" is a noun too
+    ],
+)
+def test_three_names_after_such_a_verb_are_one_person(detector: LocalPiiDetector, text: str, name: str) -> None:
+    assert people(detector, text) == [name]
+
+
+@pytest.mark.parametrize("text", ["Email Ocean Park Hotel today", "Ask Vodafone Ireland Support about it."])
+def test_three_words_a_dictionary_holds_after_such_a_verb_are_no_person(detector: LocalPiiDetector, text: str) -> None:
+    assert people(detector, text) == []

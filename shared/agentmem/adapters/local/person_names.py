@@ -457,6 +457,16 @@ class PersonNameFinder:
             ):
                 add(run[0].start, run[0].end, CUE_SCORE)  # a given name no table holds: "I met Radomir at the station"
                 continue
+            # Three names, one at most a noun too ("Ana"): "Meet Nguyễn Văn Thành", "Remind Ana Lucía Gómez".
+            if len(run) == 3 and all(
+                word.text.casefold() not in english
+                and (gazetteer.is_name(word.text) or _unknown_word(word.text, every_word, ordinary))
+                for word in run
+            ) and sum(gazetteer.is_name(word.text) for word in run) >= 2 and sum(
+                word.text.casefold() in known for word in run
+            ) <= 1:
+                add(run[0].start, run[2].end, CUE_SCORE)
+                continue
             if len(run) != 2 or run[0].text.casefold() in english:
                 continue
             head, tail = run[0].text, run[1].text
