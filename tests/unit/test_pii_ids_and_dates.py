@@ -61,6 +61,9 @@ def test_eircodes_and_uk_and_canadian_postcodes_are_found_by_their_shape(
         # a written month with a year of two digits
         ("dob 23 Nov 79", "23 Nov 79"),
         ("Born November 23, '79, allergic to nuts.", "November 23, '79"),
+        # a month and a year without the day
+        ("I was born in November 1979, on the 23rd.", "November 1979"),
+        ("DOB: 11/1979", "11/1979"),
     ],
 )
 def test_a_date_next_to_a_birth_word_is_a_date_of_birth(detector: LocalPiiDetector, text: str, date: str) -> None:
@@ -70,6 +73,7 @@ def test_a_date_next_to_a_birth_word_is_a_date_of_birth(detector: LocalPiiDetect
 def test_other_dates_stay_and_dates_of_birth_can_be_turned_off(detector: LocalPiiDetector) -> None:
     assert found(detector, "The invoice of 23/11/1979 was paid on 1979-12-01.") == set()
     assert found(detector, "He was born on 3 May 12 weeks early.") == set()  # a count, not a year
+    assert found(detector, "The firm was founded in November 1979.") == set()
     assert found(PresidioPiiDetector(dates_of_birth=False), "DOB: 23/11/1979") == set()
 
 

@@ -4,8 +4,9 @@ Dates in general are not masked (a masked date takes the timeline out of a memor
 ``presidio_pii``), but a date of birth is personal data. A date is one when "born", "DOB", "d.o.b.",
 "date of birth", "birth date" or "birthday" comes just before it, with at most a few linking words
 ("born on the", "DOB:", "date of birth is", "birthday was"): "17/04/1986", "1986-04-17", "17.4.1986",
-"17 April 1986", "April 17, 1986", "the 17th of April 1986", "17th Apr 1986", "7 Jan 02", and after "birthday" a
-day and month alone ("my birthday is 17 April"); or in the reply that follows the words in the same line
+"17 April 1986", "April 17, 1986", "the 17th of April 1986", "17th Apr 1986", "7 Jan 02", a month and year
+alone ("born in November 1979", "DOB 11/1979"), and after "birthday" a day and month alone ("my birthday is 17
+April"); or in the reply that follows the words in the same line
 ("Please tell me your date of birth. It's 8/12/1991"). The span is the date only, reported as DATE_TIME
 (Presidio's type; the token is ``DATE``).
 """
@@ -58,6 +59,10 @@ def build_recognizer() -> PatternRecognizer:
             0.9,
         ),
         Pattern("birthday without a year", rf"(?<=\bbirthday{_LINK}){_DAY_AND_MONTH}{end}", 0.9),
+        # A month and a year without the day: "born in November 1979", "DOB: Nov 1979", "DOB 11/1979".
+        Pattern(
+            "month of birth", rf"(?<={_CUE}{_LINK})(?:{_MONTH},?[ \t]+{_YEAR}|(?:0?[1-9]|1[0-2])/{_YEAR}){end}", 0.9
+        ),
     ]
     return PatternRecognizer(
         supported_entity=DATE_TIME,
