@@ -66,6 +66,10 @@ def test_capitalised_words_that_are_not_given_names_stay() -> None:
         "USNS Sekerková\nFPO AA 65728",
         "Magasinsgatan 7",
         "C/ Señores Curas 88",
+        # numbered streets: an ordinal or a bare number for the name
+        "350 5th Avenue",
+        "1216 57 Street",
+        "225 W 57th St",
     ],
 )
 def test_street_addresses_are_one_span(address: str) -> None:

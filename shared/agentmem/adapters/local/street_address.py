@@ -155,6 +155,10 @@ def _street_core(words: StreetWords) -> str:
     return (
         # number Name Suffix [number], Name Suffix number: "217 Lovers Lane", "Rákóczi út 13.", "Baker Street"
         rf"(?:{_NUMBER}[ \t]+){{1,2}}{name}[ \t]+(?:{suffix_words})(?:\b|(?<=\.))(?:[ \t]+{_NUMBER})?"
+        # a numbered street: "350 5th Avenue", "1216 57 Street", "225 W 57th St"; not a street word opening a
+        # name ("010 63 Avenue du Golf Arabe" is "Avenue du Golf Arabe", below)
+        rf"|(?:{_NUMBER}[ \t]+){{1,2}}\d{{1,3}}(?:st|nd|rd|th)?[ \t]+(?:{suffix_words})(?:\b|(?<=\.))"
+        rf"(?![ \t]+{_LINK}\b)(?:[ \t]+{_NUMBER})?"
         rf"|{name}[ \t]+(?:{suffix_words})[ \t]+{_NUMBER}"
         rf"|{name}[ \t]+(?:{_STRONG_SUFFIX_WORDS})\b"
         # [number] Prefix Name [number]: "Rua do Arenque 1634", "69 Av Sidi Lakhmi", "31 Rue tachkent"
