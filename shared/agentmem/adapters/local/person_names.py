@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 
 from agentmem.adapters.local import organization_names
 from agentmem.adapters.local.english_words import ADJECTIVE, ADVERB, NOUN, VERB, a_verb_form, wordnet_words
+from agentmem.adapters.local.korean_names import korean_names
 from agentmem.adapters.local.name_gazetteer import NameGazetteer, fold, ordinary_words, shared_gazetteer
 from agentmem.adapters.local.word_case import usually_lower_case, written_in_lower_case
 
@@ -434,6 +435,9 @@ class PersonNameFinder:
         def without_an_opening_verb(run: list[_Word]) -> list[_Word]:
             return run[1:] if len(run) >= 3 and self._opens_with_a_verb(text, run) else run
 
+        # A romanised Korean given name beside a Korean surname, by its form: "Seo-yeon Park", "Park Seo-yeon".
+        for start, end in korean_names(text):
+            add(start, end, CUE_SCORE)
         # Cues.
         for cue in (_TITLE_CUE, _SAYS_CUE):
             for match in cue.finditer(text):
