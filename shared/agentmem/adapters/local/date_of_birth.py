@@ -37,6 +37,7 @@ _WRITTEN = (
     rf"(?:(?:the[ \t]+)?{_DAY}(?:[ \t]+of)?[ \t]+{_MONTH},?[ \t]+{_WRITTEN_YEAR}"
     rf"|{_MONTH}[ \t]+{_DAY},?[ \t]+{_WRITTEN_YEAR})"
 )
+_MONTH_AND_YEAR = rf"(?:{_MONTH},?[ \t]+{_YEAR}|(?:0?[1-9]|1[0-2])/{_YEAR})"
 _DAY_AND_MONTH = rf"(?:(?:the[ \t]+)?{_DAY}(?:[ \t]+of)?[ \t]+{_MONTH}|{_MONTH}[ \t]+{_DAY})"
 _LINK = r"(?:[ \t]*[:\-]|[ \t]+(?:is|was|on|in|at|:))*[ \t]*"
 # The words a reply opens with, after a question or a label that asks for the date: "It's", "Mine is".
@@ -51,7 +52,11 @@ def build_recognizer() -> PatternRecognizer:
 
     end = r"(?![\p{L}\d])"
     patterns = [
-        Pattern("date after a birth word", rf"(?<={_CUE}{_LINK})(?:{_NUMERIC}|{_WRITTEN}){end}", 0.95),
+        # A month and a year without the day too: "born in November 1979", "DOB: Nov 1979", "DOB 11/1979" (one
+        # pattern: Presidio runs each over the whole text).
+        Pattern(
+            "date after a birth word", rf"(?<={_CUE}{_LINK})(?:{_NUMERIC}|{_WRITTEN}|{_MONTH_AND_YEAR}){end}", 0.95
+        ),
         # The answer after the question: "Please tell me your date of birth. It's 8/12/1991".
         Pattern(
             "date answering a birth word",
@@ -59,10 +64,6 @@ def build_recognizer() -> PatternRecognizer:
             0.9,
         ),
         Pattern("birthday without a year", rf"(?<=\bbirthday{_LINK}){_DAY_AND_MONTH}{end}", 0.9),
-        # A month and a year without the day: "born in November 1979", "DOB: Nov 1979", "DOB 11/1979".
-        Pattern(
-            "month of birth", rf"(?<={_CUE}{_LINK})(?:{_MONTH},?[ \t]+{_YEAR}|(?:0?[1-9]|1[0-2])/{_YEAR}){end}", 0.9
-        ),
     ]
     return PatternRecognizer(
         supported_entity=DATE_TIME,
