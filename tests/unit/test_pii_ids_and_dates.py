@@ -101,6 +101,60 @@ def test_an_aadhaar_number_needs_its_name_and_its_verhoeff_check() -> None:
     assert not any(kind == "NATIONAL_ID" for kind, _ in found(regex, "invoice 8059 7999 8169"))
 
 
+@pytest.mark.parametrize(
+    ("cue", "number"),
+    [
+        ("her ID number is", "8712243195072"),  # South Africa: a birth date and Luhn
+        ("meine Steuer-ID:", "52 738 704 918"),  # Germany's IdNr
+        ("rijksregisternummer", "69.08.06-544.05"),  # Belgium
+        ("EGN", "5512221900"),  # Bulgaria
+        ("kennitala", "210574-0189"),  # Iceland
+        ("AMKA", "05017337386"),  # Greece
+        ("NRIC", "700502-14-6344"),  # Malaysia
+        ("national ID", "3171010804983586"),  # Indonesia's NIK
+        ("EMŠO", "2101987502817"),  # Slovenia
+        ("asmens kodas", "38204064674"),  # Lithuania
+    ],
+)
+def test_identity_numbers_with_a_birth_date_or_a_structure_are_found_after_any_identity_word(
+    cue: str, number: str
+) -> None:
+    assert found(RegexPiiDetector(), f"Please note {cue} {number} for the file.") == {("NATIONAL_ID", number)}
+
+
+@pytest.mark.parametrize(
+    ("name", "number"),
+    [
+        ("teudat zehut", "848893418"),  # Israel
+        ("TFN", "420 267 471"),  # Australia
+        ("IRD number", "084-164-666"),  # New Zealand
+        ("RUT", "80.494.838-4"),  # Chile
+        ("ITIN", "973-74-6334"),  # the US
+        ("CNIC", "38266-8642653-4"),  # Pakistan: no check digit at all
+        ("individual number", "4903 5675 4902"),  # Japan's My Number
+        ("cédula", "808-8972171-0"),  # the Dominican Republic
+        ("SVNR", "1758050364"),  # Austria
+    ],
+)
+def test_short_identity_numbers_need_their_own_name(name: str, number: str) -> None:
+    regex = RegexPiiDetector()
+    assert found(regex, f"my {name} is {number}") == {("NATIONAL_ID", number)}
+    # One check digit passes about one random number in ten: after a bare "id" it is as likely a ticket.
+    assert ("NATIONAL_ID", number) not in found(regex, f"the id {number}")
+
+
+def test_a_curp_is_found_alone_by_its_birth_date_and_check_digit() -> None:
+    assert found(RegexPiiDetector(), "ver UHMM790521HDFCQF02 hoy") == {("NATIONAL_ID", "UHMM790521HDFCQF02")}
+    assert found(RegexPiiDetector(), "ver UHMM790521HDFCQF03 hoy") == set()
+
+
+@pytest.mark.parametrize("thing", ["order id", "Ticket ID", "customer ID:", "transaction id"])
+def test_the_id_of_a_thing_names_no_identity_number(thing: str) -> None:
+    # 88031402710 is a valid PESEL: after "my ID" it is one, after a thing's id it is that thing's number.
+    assert found(RegexPiiDetector(), "my ID is 88031402710") == {("NATIONAL_ID", "88031402710")}
+    assert ("NATIONAL_ID", "88031402710") not in found(RegexPiiDetector(), f"the {thing} 88031402710 was sent")
+
+
 def test_a_national_insurance_number_is_found_after_its_name_only() -> None:
     regex = RegexPiiDetector()
     assert found(regex, "NI number: JR 48 21 07 B") == {("NATIONAL_ID", "JR 48 21 07 B")}

@@ -13,7 +13,16 @@ validates it (python-stdnum's ``is_valid``: length, structure, check digits, emb
   alone such a number is as likely an account or order number (France's NIR, Poland's PESEL, the
   Netherlands' BSN, Brazil's CPF, Norway's fødselsnummer, Estonia's isikukood, Turkey's T.C. Kimlik,
   Canada's SIN, Romania's CNP, Croatia's OIB, China's RIC, Denmark's CPR, the UK's NHS number, India's
-  Aadhaar); and the UK's National Insurance number, which has no check digit, by its shape after its name.
+  Aadhaar, and the numbers that hold a birth date or a structure of their own besides a check digit:
+  South Africa's, Germany's IdNr, Belgium's, Bulgaria's EGN, the Czech and Slovak RČ, Lithuania's,
+  Slovenia's EMŠO, Iceland's kennitala, Greece's AMKA, Japan's My Number, Thailand's, Malaysia's NRIC,
+  Pakistan's CNIC, Indonesia's NIK, Austria's SVNR, Russia's INN, Ukraine's RNOKPP, the Dominican and
+  Ecuadorian cédulas, Cuba's NI); and the UK's National Insurance number, which has no check digit, by its
+  shape after its name;
+- after its own name only ("teudat zehut", "TFN", "IRD", "RUT", "ITIN", "CUIT"), the short schemes whose
+  one check digit a random order or ticket number of eight or nine digits passes as often as not once
+  all of them are tried: Israel's, Australia's TFN, New Zealand's IRD, Chile's RUT, the US ITIN and
+  Argentina's CUIT. Mexico's CURP (letters, a birth date and a check digit) is found alone.
 
 Passport numbers have no check digit that their holders write, so a PASSPORT is a group of six to ten
 capitals and digits (at least six digits) after the word "passport".
@@ -31,7 +40,7 @@ from agentmem.domain.pii import PiiSpan
 NATIONAL_ID = "NATIONAL_ID"
 PASSPORT = "PASSPORT"
 
-_ALONE = ("it.codicefiscale", "ie.pps", "es.dni", "es.nie", "fi.hetu")
+_ALONE = ("it.codicefiscale", "ie.pps", "es.dni", "es.nie", "fi.hetu", "mx.curp")
 _WITH_SEPARATOR = {
     "se.personnummer": re.compile(r"\d{6}[-+]\d{4}|\d{8}-\d{4}"),
     "ch.ssn": re.compile(r"756\.\d{4}\.\d{4}\.\d{2}"),
@@ -40,13 +49,36 @@ _WITH_SEPARATOR = {
 _WITH_CUE = (
     "fr.nir", "pl.pesel", "nl.bsn", "br.cpf", "no.fodselsnummer", "ee.ik", "tr.tckimlik", "ca.sin", "ro.cnp",
     "hr.oib", "cn.ric", "dk.cpr", "gb.nhs", "se.personnummer", "ch.ssn", "kr.rrn", "in_.aadhaar",
+    "za.idnr", "de.idnr", "be.nn", "bg.egn", "lt.asmens", "si.emso", "is_.kennitala", "gr.amka",
+    "my.nric", "id.nik", "cu.ni",
+)  # fmt: skip
+_WITH_OWN_NAME = (
+    "il.idnr", "au.tfn", "nz.ird", "cl.rut", "us.itin", "ar.cuit", "pk.cnic", "cz.rc", "sk.rc", "ru.inn", "jp.in_",
+    "ua.rntrc", "th.pin", "do.cedula", "ec.ci", "at.vnr",
 )  # fmt: skip
 _CUE_WINDOW = 40
 _ID_CUE = re.compile(
     r"\b(?:id|ids|identity|identification|national|personal|citizen|tax|tin|ssn|social security|insurance"
     r"|pps|ppsn|bsn|pesel|cpf|personnummer|f[øo]dselsnummer|hetu|henkil[öo]tunnus|isikukood|nir|insee"
     r"|codice fiscale|fiscal|dni|nie|nif|cnp|oib|sin|ahv|avs|kimlik|rrn|resident registration|cpr|nhs"
-    r"|aadhaa?r|uid)\b",
+    r"|aadhaa?r|uid|steuer-?id|steuernummer|idnr|identifikationsnummer|rijksregisternummer|egn"
+    r"|asmens kodas|em[šs]o|kennitala|amka|nric|mykad|carn[eé]t de identidad)\b",
+    re.IGNORECASE,
+)
+# A bare "id" after a word that names a thing, not a person ("order id", "ticket ID"), names no identity number.
+_THING_BEFORE_ID = re.compile(
+    r"\b(?:order|ticket|customer|tracking|transaction|case|member|booking|invoice|session|request|user|account"
+    r"|product|item|job|run|build|message|device|client|app|api|reference|shipment|package|parcel|trace"
+    r"|correlation|event|batch|task|issue|bug|claim|policy|loyalty|reservation|confirmation|employee|student"
+    r"|staff|record|file|document|payment|refund|subscription|store|branch|vendor|supplier|project|meeting"
+    r"|chat|thread|group|channel|game|player|team)[ \t]*$",
+    re.IGNORECASE,
+)
+# The names of the short schemes of `_WITH_OWN_NAME`, which the words above do not open.
+_OWN_NAME_CUE = re.compile(
+    r"\b(?:teudat zehut|mispar zehut|tfn|tax file number|ird|rut|itin|cuit|cuil|cnic|rodn[ée] [čc][íi]slo|r[čc]|inn"
+    r"|my ?number card|individual number|kojin bang[oō]|rnokpp|ipn|thai (?:national )?id|c[ée]dula"
+    r"|(?:sozial)?versicherungsnummer|svnr|vsnr)\b",
     re.IGNORECASE,
 )
 _PASSPORT_CUE = re.compile(
@@ -71,7 +103,7 @@ def _valid(name: str, candidate: str) -> bool:
         return False
 
 
-def _scheme_for(candidate: str, has_cue: bool) -> str | None:
+def _scheme_for(candidate: str, has_cue: bool, has_own_name: bool) -> str | None:
     """The first scheme that validates ``candidate`` under the rules above, if any."""
     # Alone, only a reading with letters: codice fiscale's validator also takes eleven digits (a
     # temporary code), which a London phone number passes.
@@ -82,11 +114,21 @@ def _scheme_for(candidate: str, has_cue: bool) -> str | None:
     for name, written in _WITH_SEPARATOR.items():
         if written.fullmatch(candidate) and _valid(name, candidate):
             return name
-    if has_cue:
+    if has_cue or has_own_name:
         for name in _WITH_CUE:
             if _valid(name, candidate):
                 return name
+    if has_own_name:
+        for name in _WITH_OWN_NAME:
+            if _valid(name, candidate):
+                return name
     return None
+
+
+def _names_an_identity(text: str, cue: re.Match[str]) -> bool:
+    if cue.group().lower() not in ("id", "ids"):
+        return True
+    return _THING_BEFORE_ID.search(text, max(0, cue.start() - 20), cue.start()) is None
 
 
 def national_id_spans(text: str) -> Iterator[PiiSpan]:
@@ -98,7 +140,8 @@ def national_id_spans(text: str) -> Iterator[PiiSpan]:
             continue
         # The cue names this number, not one before it: "SSN 853-37-1694, card 3782 822463 10005".
         window_start = max(0, first.start() - _CUE_WINDOW, groups[index - 1].end() if index else 0)
-        has_cue = _ID_CUE.search(text, window_start, first.start()) is not None
+        has_cue = any(_names_an_identity(text, cue) for cue in _ID_CUE.finditer(text, window_start, first.start()))
+        has_own_name = _OWN_NAME_CUE.search(text, window_start, first.start()) is not None
         # Groups one space apart are read together ("271 947 699"), the longest reading first.
         run = [first]
         for following in groups[index + 1 : index + _MAX_GROUPS]:
@@ -110,9 +153,10 @@ def national_id_spans(text: str) -> Iterator[PiiSpan]:
             candidate = text[start:end]
             if sum(char.isdigit() for char in candidate) < 6:
                 continue
-            if _scheme_for(candidate, has_cue) is not None:
+            if _scheme_for(candidate, has_cue, has_own_name) is not None:
                 taken_until = end
-                yield PiiSpan(NATIONAL_ID, start, end, candidate, NAMED_ID_SCORE if has_cue else 0.8)
+                named = has_cue or has_own_name
+                yield PiiSpan(NATIONAL_ID, start, end, candidate, NAMED_ID_SCORE if named else 0.8)
                 break
 
 
