@@ -95,6 +95,16 @@ def test_ibans_with_bad_checksum_length_or_country_are_rejected(iban: str) -> No
     assert not iban_valid(iban)
 
 
+@pytest.mark.parametrize("between", [" and his is ", " and ", ", "])
+def test_an_iban_right_after_a_short_one_is_found_too(between: str) -> None:
+    # The first IBAN's grouped reading swallows the words after it; the second must still be read.
+    text = f"Her IBAN is NO93 8601 1117 947{between}CH93 0076 2011 6238 5295 7."
+    assert [(span.entity_type, span.value) for span in RegexPiiDetector().detect(text)] == [
+        ("IBAN_CODE", "NO93 8601 1117 947"),
+        ("IBAN_CODE", "CH93 0076 2011 6238 5295 7"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("area", "group", "serial"),
     [("001", "01", "0001"), ("665", "99", "9999"), ("667", "12", "3456"), ("899", "45", "6789")],

@@ -370,13 +370,17 @@ def _looks_like_other_number(groups: list[str], separator_list: list[str], conte
 
 
 def _iban_spans(text: str) -> Iterator[PiiSpan]:
-    for match in _IBAN.finditer(text):
+    position = 0
+    while (match := _IBAN.search(text, position)) is not None:
         candidate = match.group(0)
-        # Grouped IBANs can swallow a following short word or number; try shorter readings.
+        # Grouped IBANs can swallow what follows (a short word, a number, the next IBAN: "NO93 8601 1117
+        # 947 and his is CH93 ..."); try shorter readings, then look again right after the one found.
+        position = match.start() + 1
         while candidate:
             if iban_valid(candidate):
                 start = match.start()
                 yield PiiSpan(IBAN_CODE, start, start + len(candidate), candidate, 1.0)
+                position = start + len(candidate)
                 break
             if " " not in candidate:
                 break
