@@ -1,4 +1,4 @@
-"""National identity numbers and passport numbers, validated with python-stdnum rather than shapes alone.
+"""Identity numbers, passports and driving licences, validated with python-stdnum rather than shapes alone.
 
 A candidate is one to four whitespace-separated groups of letters and digits (with ``.``, ``-`` or
 ``/`` inside), holding at least six digits. It is a NATIONAL_ID when one of the schemes below
@@ -138,16 +138,18 @@ def national_id_spans(text: str) -> Iterator[PiiSpan]:
     for index, first in enumerate(groups):
         if first.start() < taken_until:
             continue
-        # The cue names this number, not one before it: "SSN 853-37-1694, card 3782 822463 10005".
-        window_start = max(0, first.start() - _CUE_WINDOW, groups[index - 1].end() if index else 0)
-        has_cue = any(_names_an_identity(text, cue) for cue in _ID_CUE.finditer(text, window_start, first.start()))
-        has_own_name = _OWN_NAME_CUE.search(text, window_start, first.start()) is not None
         # Groups one space apart are read together ("271 947 699"), the longest reading first.
         run = [first]
         for following in groups[index + 1 : index + _MAX_GROUPS]:
             if text[run[-1].end() : following.start()] != " ":
                 break
             run.append(following)
+        if sum(char.isdigit() for char in text[first.start() : run[-1].end()]) < 6:
+            continue  # no reading of it holds six digits (most numbers: "2 eggs", "at 5:30")
+        # The cue names this number, not one before it: "SSN 853-37-1694, card 3782 822463 10005".
+        window_start = max(0, first.start() - _CUE_WINDOW, groups[index - 1].end() if index else 0)
+        has_cue = any(_names_an_identity(text, cue) for cue in _ID_CUE.finditer(text, window_start, first.start()))
+        has_own_name = _OWN_NAME_CUE.search(text, window_start, first.start()) is not None
         for size in range(len(run), 0, -1):
             start, end = run[0].start(), run[size - 1].end()
             candidate = text[start:end]
@@ -180,3 +182,24 @@ def passport_spans(text: str) -> Iterator[PiiSpan]:
     for match in _GROUP.finditer(text):
         if _PASSPORT.fullmatch(match.group()) and _PASSPORT_CUE.search(text, max(0, match.start() - 30), match.start()):
             yield PiiSpan(PASSPORT, match.start(), match.end(), match.group(), 0.85)
+
+
+US_DRIVER_LICENSE = "US_DRIVER_LICENSE"  # Presidio's name for any driving licence (Comprehend's DRIVER_ID)
+# "driver's license number is", "driving licence no.", "DL #": the number has no check a holder writes.
+_LICENCE_JOIN = r"(?:[ \t]+(?:no\.?|number|nr\.?|#))?(?:[ \t]+(?:is|was))?[ \t]*[:#]?[ \t]*$"
+_LICENCE_NAME = re.compile(r"\b(?:driver'?s?|driving)[ \t]+licen[cs]e" + _LICENCE_JOIN, re.IGNORECASE)
+_LICENCE_INITIALS = re.compile(r"\bDL" + _LICENCE_JOIN)  # capitals only: "dl" is a download
+_LICENCE = re.compile(r"(?=(?:[A-Z-]*\d){4})[A-Z0-9][A-Z0-9-]{4,19}")
+
+
+def driving_licence_spans(text: str) -> Iterator[PiiSpan]:
+    """US_DRIVER_LICENSE spans: five to twenty capitals, digits and dashes (at least four digits) straight
+    after "driver's licence (number)" or "DL"."""
+    if "DL" not in text and "licen" not in text.lower():
+        return
+    for match in _GROUP.finditer(text):
+        if not _LICENCE.fullmatch(match.group()):
+            continue
+        before = text[max(0, match.start() - 40) : match.start()]
+        if _LICENCE_NAME.search(before) or _LICENCE_INITIALS.search(before):
+            yield PiiSpan(US_DRIVER_LICENSE, match.start(), match.end(), match.group(), 0.85)

@@ -12,8 +12,9 @@ libphonenumber (``phonenumbers``; its length rules are not applied: a number wri
 code but a digit too many or too few is still someone's number to mask). An 11-digit number
 that python-stdnum validates as a national identity number with two check digits (Brazil's
 CPF, Norway's fodselsnummer) is not read as a phone number unless the
-words around it say so. National identity and passport numbers are ``national_ids``' (python-stdnum's
-validators). Names, addresses and other free-text entities need a model (see
+words around it say so. National identity, passport and driving licence numbers are ``national_ids``'
+(python-stdnum's validators), bank accounts and routing codes ``bank_accounts``', passwords, PINs, user
+names and AWS keys ``credentials``'. Names, addresses and other free-text entities need a model (see
 ``presidio_pii`` locally, the Comprehend adapter on AWS).
 """
 
@@ -28,10 +29,21 @@ import phonenumbers
 from stdnum.br import cpf
 from stdnum.no import fodselsnummer
 
+from agentmem.adapters.local.bank_accounts import ABA_ROUTING_NUMBER, US_BANK_NUMBER, bank_account_spans
+from agentmem.adapters.local.credentials import (
+    AWS_ACCESS_KEY,
+    AWS_SECRET_KEY,
+    PASSWORD,
+    PIN,
+    USERNAME,
+    credential_spans,
+)
 from agentmem.adapters.local.national_ids import (
     NAMED_ID_SCORE,
     NATIONAL_ID,
     PASSPORT,
+    US_DRIVER_LICENSE,
+    driving_licence_spans,
     national_id_spans,
     nino_spans,
     passport_spans,
@@ -460,6 +472,8 @@ class RegexPiiDetector:
 
     entity_types: frozenset[str] = frozenset(
         {EMAIL_ADDRESS, URL, IBAN_CODE, CREDIT_CARD, IP_ADDRESS, US_SSN, PHONE_NUMBER, NATIONAL_ID, PASSPORT}
+        | {US_DRIVER_LICENSE, US_BANK_NUMBER, ABA_ROUTING_NUMBER, PASSWORD, PIN, USERNAME}
+        | {AWS_ACCESS_KEY, AWS_SECRET_KEY}
     )
 
     def detect(self, text: str) -> list[PiiSpan]:
@@ -490,6 +504,10 @@ class RegexPiiDetector:
             )
         spans.extend(_ssn_spans(text))
         spans.extend(drop_overlapping([*national_id_spans(text), *nino_spans(text), *passport_spans(text)], spans))
+        # Numbers and words named as a licence, an account or a credential just before them.
+        spans.extend(drop_overlapping(driving_licence_spans(text), spans))
+        spans.extend(drop_overlapping(bank_account_spans(text), spans))
+        spans.extend(drop_overlapping(credential_spans(text), spans))
         # Phone numbers are the least certain, so a digit run already read as a validated
         # identifier is never also read as a phone number.
         spans.extend(drop_overlapping(_phone_spans(text), spans))
