@@ -60,6 +60,7 @@ def test_a_driving_licence_number_after_its_name(text: str, licence: str) -> Non
         ("passphrase: blue-otter-42-maple", {("PASSWORD", "blue-otter-42-maple")}),
         ("The PIN is 4821, do not share it.", {("PIN", "4821")}),
         ("username: sara_k92", {("USERNAME", "sara_k92")}),
+        ("My login is amara.okoye, as before.", {("USERNAME", "amara.okoye")}),
         ("My AWS key is AKIAIOSFODNN7EXAMPLE and secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
          {("AWS_ACCESS_KEY", "AKIAIOSFODNN7EXAMPLE"), ("AWS_SECRET_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")}),
     ],

@@ -10,7 +10,7 @@ Hunter2!" is stored:
   word of four characters or more but the few that describe a password: "is wrong", "is required"),
   or, after the bare name, a word with a digit or a symbol ("password Hunter2!", not "password reset");
 - a PIN is four to eight digits after "PIN"; a user name the word after "username" or "user name" and
-  ":" or "is", or after "login:".
+  ":" or "is", after "login:", or after "login is" when it has a digit, ".", "_", "@" or "+" inside.
 """
 
 from __future__ import annotations
@@ -45,6 +45,9 @@ _PIN = re.compile(
 _USERNAME = re.compile(
     r"\b(?:user[ \t]?name[ \t]*(?:(?:is|was)[ \t]+|[:=][ \t]*)|login[ \t]*[:=][ \t]*)" + _WORD, re.IGNORECASE
 )
+# After "login is", only a word shaped like an account name ("amara.okoye", "k_mensah7"): "the login is broken".
+_LOGIN_IS = re.compile(r"\blogin[ \t]+(?:is|was)[ \t]+" + _WORD, re.IGNORECASE)
+_ACCOUNT_NAME = re.compile(r"[\w.+-]*[\d._@+][\w.+-]*\w")
 # A part of each name above, or an access key's prefix, lower-cased: a text without one (most) is not
 # read further.
 _NAME_PARTS = ("pass", "pwd", "pin", "user", "login", "secret", "akia", "asia")
@@ -81,6 +84,9 @@ def credential_spans(text: str) -> Iterator[PiiSpan]:
         yield _value_span(PIN, match, 0.85)
     for match in _USERNAME.finditer(text):
         if match.group("value").lower() not in _DESCRIBES:
+            yield _value_span(USERNAME, match, 0.8)
+    for match in _LOGIN_IS.finditer(text):
+        if _ACCOUNT_NAME.fullmatch(match.group("value")):
             yield _value_span(USERNAME, match, 0.8)
 
 
