@@ -95,3 +95,20 @@ def test_the_users_items_and_their_vault_values_go_with_the_user(call, person):
     assert status == 200 and listed["namespaces"] == []
     _, unmasked = call("POST", "/v1/users/u-1/threads/t-1/unmask", {"text": "x"})
     assert unmasked == {"text": "x"}
+
+
+def test_a_value_named_only_by_its_key_is_masked_and_a_filter_on_it_still_finds_the_item(call, data_dir):
+    # Made up for this test: alone, neither value says what it is; its key does.
+    password, account = "Zq9!fresh-Value-7261", "88112233"
+    body = {"namespace": ["creds"], "key": "bank", "value": {"password": password, "account_number": account,
+                                                           "note": "renew in May"}}
+    status, stored = call("PUT", "/v1/users/u-1/items", body)
+    assert status == 200, stored
+    assert TOKEN_PATTERN.fullmatch(stored["value"]["password"])
+    assert TOKEN_PATTERN.fullmatch(stored["value"]["account_number"])
+    assert stored["value"]["note"] == "renew in May"  # nothing personal: kept as written
+    assert files_holding(data_dir, [password.encode(), account.encode()]) == {}
+    status, found = call("POST", "/v1/users/u-1/items/search", {"filter": {"password": password}})
+    assert status == 200 and [item["key"] for item in found["items"]] == ["bank"]
+    _, unmasked = call("POST", "/v1/users/u-1/threads/t-1/unmask", {"text": stored["value"]["account_number"]})
+    assert unmasked == {"text": account}

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
@@ -316,12 +317,31 @@ class _Masking:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {self.text(k): self.value(v) for k, v in value.items()}
+            return {self.text(k): self._field(k, v) for k, v in value.items()}
         if isinstance(value, list):
             return [self.value(v) for v in value]
         if personal_number_type(value) is not None:
             return self.numbers.get(str(value), value)
         return value
+
+    def _field(self, key: str, value: Any) -> Any:
+        """A field's value masked as read after its key; as read alone when the key itself was masked."""
+        if not isinstance(value, str) or not value:
+            return self.value(value)
+        prefix = _key_words(key)
+        masked = self.texts.get(_in_context(key, value), "")
+        return masked[len(prefix) :] if masked.startswith(prefix) else self.text(value)
+
+
+def _key_words(key: str) -> str:
+    """An object key as the words a detector reads before its value ("account_number" -> "account number: ")."""
+    return re.sub(r"(?<=[a-z])(?=[A-Z])|[_-]+", " ", key) + ": "
+
+
+def _in_context(key: str, value: str) -> str:
+    """A string field read after its key, so that a value named only by its key ({"password": "Zq9!..."},
+    {"account_number": "88112233"}) is found by the rules that need a name before it."""
+    return _key_words(key) + value
 
 
 def _collect(value: Any, strings: dict[str, None], numbers: dict[str, str]) -> None:
@@ -333,6 +353,8 @@ def _collect(value: Any, strings: dict[str, None], numbers: dict[str, str]) -> N
             strings.setdefault(item, None)
         elif isinstance(item, dict):
             strings.update(dict.fromkeys(k for k in item if isinstance(k, str)))
+            # Each string field also as read after its key (`_Masking._field`), the bare value as a fallback.
+            strings.update(dict.fromkeys(_in_context(k, v) for k, v in item.items() if isinstance(v, str) and v))
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)
