@@ -87,3 +87,25 @@ def test_credentials_after_their_names(text: str, expected: set[tuple[str, str]]
 )
 def test_sentences_that_only_mention_a_credential_or_an_account_hold_none(text: str) -> None:
     assert not {kind for kind, _ in found(text)} & NAMED_TYPES
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("The laptop's MAC is 3C:22:FB:9A:41:07.", ("MAC_ADDRESS", "3C:22:FB:9A:41:07")),
+        ("switch port 3c22.fb9a.4107 is hers", ("MAC_ADDRESS", "3c22.fb9a.4107")),
+        ("Send BTC to bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh please.",
+         ("CRYPTO", "bc1qxy2kgdygjrsqtzq2n0yrf2493p83kkfjhx0wlh")),
+        ("or to 1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2", ("CRYPTO", "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN2")),
+    ],
+)
+def test_mac_and_bitcoin_addresses_are_found_alone(text: str, expected: tuple[str, str]) -> None:
+    assert found(text) == {expected}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["at 12:30:45:10:20:30 sharp", "release v2024.1105.1230", "1BvBMSEYstWetqTFn5Au4m4GFg7xJaNVN3 (a checksum off)"],
+)
+def test_times_versions_and_a_bad_checksum_are_no_mac_or_wallet(text: str) -> None:
+    assert not {kind for kind, _ in found(text)} & {"MAC_ADDRESS", "CRYPTO"}

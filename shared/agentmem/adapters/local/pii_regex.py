@@ -14,8 +14,8 @@ that python-stdnum validates as a national identity number with two check digits
 CPF, Norway's fodselsnummer) is not read as a phone number unless the
 words around it say so. National identity, passport and driving licence numbers are ``national_ids``'
 (python-stdnum's validators), bank accounts and routing codes ``bank_accounts``', passwords, PINs, user
-names and AWS keys ``credentials``'. Names, addresses and other free-text entities need a model (see
-``presidio_pii`` locally, the Comprehend adapter on AWS).
+names and AWS keys ``credentials``', MAC and bitcoin addresses ``device_and_wallet``'. Names, addresses
+and other free-text entities need a model (see ``presidio_pii`` locally, the Comprehend adapter on AWS).
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from agentmem.adapters.local.credentials import (
     USERNAME,
     credential_spans,
 )
+from agentmem.adapters.local.device_and_wallet import CRYPTO, MAC_ADDRESS, device_and_wallet_spans
 from agentmem.adapters.local.national_ids import (
     NAMED_ID_SCORE,
     NATIONAL_ID,
@@ -473,7 +474,7 @@ class RegexPiiDetector:
     entity_types: frozenset[str] = frozenset(
         {EMAIL_ADDRESS, URL, IBAN_CODE, CREDIT_CARD, IP_ADDRESS, US_SSN, PHONE_NUMBER, NATIONAL_ID, PASSPORT}
         | {US_DRIVER_LICENSE, US_BANK_NUMBER, ABA_ROUTING_NUMBER, PASSWORD, PIN, USERNAME}
-        | {AWS_ACCESS_KEY, AWS_SECRET_KEY}
+        | {AWS_ACCESS_KEY, AWS_SECRET_KEY, MAC_ADDRESS, CRYPTO}
     )
 
     def detect(self, text: str) -> list[PiiSpan]:
@@ -502,6 +503,7 @@ class RegexPiiDetector:
                 for m in pattern.finditer(text)
                 if m.group(0) != "::" and ip_address_valid(m.group(0))
             )
+        spans.extend(drop_overlapping(device_and_wallet_spans(text), spans))
         spans.extend(_ssn_spans(text))
         spans.extend(drop_overlapping([*national_id_spans(text), *nino_spans(text), *passport_spans(text)], spans))
         # Numbers and words named as a licence, an account or a credential just before them.
