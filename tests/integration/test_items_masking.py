@@ -112,3 +112,16 @@ def test_a_value_named_only_by_its_key_is_masked_and_a_filter_on_it_still_finds_
     assert status == 200 and [item["key"] for item in found["items"]] == ["bank"]
     _, unmasked = call("POST", "/v1/users/u-1/threads/t-1/unmask", {"text": stored["value"]["account_number"]})
     assert unmasked == {"text": account}
+
+
+def test_an_integer_its_key_names_as_an_identifier_becomes_its_token_and_other_numbers_stay(call, data_dir):
+    body = {"namespace": ["creds"], "key": "card", "value": {"pin": 4471, "accountNumber": 88112233, "age": 47,
+                                                           "limit": 2500, "count": 3}}
+    status, stored = call("PUT", "/v1/users/u-1/items", body)
+    assert status == 200, stored
+    value = stored["value"]
+    assert TOKEN_PATTERN.fullmatch(value["pin"]) and TOKEN_PATTERN.fullmatch(value["accountNumber"])
+    assert (value["age"], value["limit"], value["count"]) == (47, 2500, 3)  # compared as numbers: kept
+    assert files_holding(data_dir, [b"4471", b"88112233"]) == {}
+    status, found = call("POST", "/v1/users/u-1/items/search", {"filter": {"pin": 4471}})
+    assert status == 200 and [item["key"] for item in found["items"]] == ["card"]

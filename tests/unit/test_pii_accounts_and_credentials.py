@@ -59,6 +59,7 @@ def test_a_driving_licence_number_after_its_name(text: str, licence: str) -> Non
         ("pwd=Tr0ub4dor&3", {("PASSWORD", "Tr0ub4dor&3")}),
         ("passphrase: blue-otter-42-maple", {("PASSWORD", "blue-otter-42-maple")}),
         ("The PIN is 4821, do not share it.", {("PIN", "4821")}),
+        ("my pin is 0937", {("PIN", "0937")}),
         ("username: sara_k92", {("USERNAME", "sara_k92")}),
         ("My login is amara.okoye, as before.", {("USERNAME", "amara.okoye")}),
         ("My AWS key is AKIAIOSFODNN7EXAMPLE and secret wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",

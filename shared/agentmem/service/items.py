@@ -38,7 +38,7 @@ from agentmem.domain.errors import InvalidInput, NotFound
 from agentmem.domain.item_filter import matches
 from agentmem.domain.item_paths import texts_at_path
 from agentmem.domain.personal_numbers import personal_number_type
-from agentmem.domain.pii import AGENT_SUBJECT_PREFIX, agent_subject
+from agentmem.domain.pii import AGENT_SUBJECT_PREFIX, TOKEN_PATTERN, agent_subject
 from agentmem.ports.clock import now
 from agentmem.ports.embedder import Embedder
 from agentmem.ports.items import Item, ItemStore, OwnerKind, vector_owner
@@ -325,12 +325,34 @@ class _Masking:
         return value
 
     def _field(self, key: str, value: Any) -> Any:
-        """A field's value masked as read after its key; as read alone when the key itself was masked."""
-        if not isinstance(value, str) or not value:
-            return self.value(value)
-        prefix = _key_words(key)
-        masked = self.texts.get(_in_context(key, value), "")
-        return masked[len(prefix) :] if masked.startswith(prefix) else self.text(value)
+        """A field's value masked as read after its key; as read alone when the key itself was masked.
+
+        An integer its key names as an identifier ({"pin": 4471}, {"account_number": 88112233}) becomes
+        its token, a string, as a card or a phone number does alone; any other number stays a number.
+        """
+        if isinstance(value, str) and value:
+            prefix = _key_words(key)
+            masked = self.texts.get(_in_context(key, value), "")
+            return masked[len(prefix) :] if masked.startswith(prefix) else self.text(value)
+        if _may_be_named(value) and personal_number_type(value) is None:
+            named = self.texts.get(_in_context(key, str(value)), "")
+            token = TOKEN_PATTERN.fullmatch(named.removeprefix(_key_words(key)))
+            if token is not None and token["type"] in _NAMED_NUMBER_TOKENS:
+                return token.group()
+        return self.value(value)
+
+
+# The token types an integer field may become by its key: identifiers, never compared as numbers (an
+# age or an amount stays a number, so a filter such as {"age": {"$gt": 30}} still works).
+_NAMED_NUMBER_TOKENS = frozenset(
+    {"BANK_ACCOUNT", "ROUTING", "PIN", "NATIONAL_ID", "SSN", "PASSPORT", "DRIVER_LICENSE", "PASSWORD", "PHONE",
+     "CREDIT_CARD"}
+)
+
+
+def _may_be_named(value: Any) -> bool:
+    """An integer of four digits or more: a PIN or an identifier could be it; a count or a flag cannot."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1000
 
 
 def _key_words(key: str) -> str:
@@ -355,6 +377,7 @@ def _collect(value: Any, strings: dict[str, None], numbers: dict[str, str]) -> N
             strings.update(dict.fromkeys(k for k in item if isinstance(k, str)))
             # Each string field also as read after its key (`_Masking._field`), the bare value as a fallback.
             strings.update(dict.fromkeys(_in_context(k, v) for k, v in item.items() if isinstance(v, str) and v))
+            strings.update(dict.fromkeys(_in_context(k, str(v)) for k, v in item.items() if _may_be_named(v)))
             stack.extend(item.values())
         elif isinstance(item, list):
             stack.extend(item)

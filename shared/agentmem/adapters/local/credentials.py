@@ -40,7 +40,8 @@ _PASSWORD_NAMED = re.compile(
 )
 _PASSWORD_BARE = re.compile(r"\b(?:password|passwd|pwd|passcode)[ \t]+" + _WORD, re.IGNORECASE)
 _PIN = re.compile(
-    r"\bPIN(?:[ \t]+(?:code|number|no\.?))?(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*(?P<value>\d{4,8})(?!\d)"
+    r"\bpin(?:[ \t]+(?:code|number|no\.?))?(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*(?P<value>\d{4,8})(?!\d)",
+    re.IGNORECASE,
 )
 _USERNAME = re.compile(
     r"\b(?:user[ \t]?name[ \t]*(?:(?:is|was)[ \t]+|[:=][ \t]*)|login[ \t]*[:=][ \t]*)" + _WORD, re.IGNORECASE
