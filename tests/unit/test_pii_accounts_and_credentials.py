@@ -77,6 +77,7 @@ def test_credentials_after_their_names(text: str, expected: set[tuple[str, str]]
         "The password is too short and the password is required.",
         "Enter your PIN at the terminal; PIN 2 on the board is ground.",
         "The login is broken since the 3.2 update.",
+        "Sorry, that username is taken; the user name is unique per tenant.",
         "password = None in the config",
         "Our checking account balance is 2500 dollars.",
         "The account is 15 years old.",

@@ -59,7 +59,8 @@ _DESCRIBES = frozenset(
         "an", "my", "your", "his", "her", "our", "their", "case", "same", "different", "changed", "reset", "still",
         "now", "set", "saved", "stored", "hidden", "encrypted", "missing", "empty", "blank", "long", "short", "secure",
         "insecure", "safe", "unsafe", "easy", "hard", "simple", "complex", "old", "new", "mandatory", "optional",
-        "broken", "down", "locked", "disabled", "none", "null", "nil", "undefined", "true", "false",
+        "broken", "down", "locked", "disabled", "none", "null", "nil", "undefined", "true", "false", "taken",
+        "available", "unavailable", "unique", "free", "used", "reserved", "ok", "fine", "good", "bad", "visible",
     }
 )  # fmt: skip
 
