@@ -29,11 +29,23 @@ _BITCOIN = re.compile(r"(?<![\w])(?:[13][1-9A-HJ-NP-Za-km-z]{25,34}|bc1[02-9ac-h
 
 def device_and_wallet_spans(text: str) -> Iterator[PiiSpan]:
     """MAC_ADDRESS and CRYPTO spans of ``text``."""
+    # What each needs before its expression is run (most texts have neither): five separators of one
+    # kind or two dots, and a word of at least 26 characters.
+    if text.count(":") >= 5 or text.count("-") >= 5 or text.count(".") >= 2:
+        yield from _mac_spans(text)
+    if any(len(word) >= 26 for word in text.split()):
+        yield from _bitcoin_spans(text)
+
+
+def _mac_spans(text: str) -> Iterator[PiiSpan]:
     for match in _MAC.finditer(text):
         # A hex letter in it: "12:30:45:10:20:30" is a time and "2024.1105.1230" a version (one MAC in
         # three hundred has no letter, and is missed).
         if any(char.isalpha() for char in match.group()):
             yield PiiSpan(MAC_ADDRESS, match.start(), match.end(), match.group(), 0.9)
+
+
+def _bitcoin_spans(text: str) -> Iterator[PiiSpan]:
     for match in _BITCOIN.finditer(text):
         if bitcoin.is_valid(match.group()):
             yield PiiSpan(CRYPTO, match.start(), match.end(), match.group(), 0.95)
