@@ -9,6 +9,7 @@ Hunter2!" is stored:
 - a password, passcode or passphrase is the word right after its name and "is", ":" or "=" (any
   word of four characters or more but the few that describe a password: "is wrong", "is required"),
   or, after the bare name, a word with a digit or a symbol ("password Hunter2!", not "password reset");
+  after "pw" or "pass", only with ":" or "=" ("pw: Kettle!88");
 - a PIN is four to eight digits after "PIN"; a user name the word after "username" or "user name" and
   ":" or "is", after "login:", or after "login is" when it has a digit, ".", "_", "@" or "+" inside.
 """
@@ -39,6 +40,8 @@ _PASSWORD_NAMED = re.compile(
     re.IGNORECASE,
 )
 _PASSWORD_BARE = re.compile(r"\b(?:password|passwd|pwd|passcode)[ \t]+" + _WORD, re.IGNORECASE)
+# The short names ("pw: Kettle!88", "pass=..."), only before ":" or "=": "the pass is valid" names none.
+_PASSWORD_SHORT = re.compile(r"\b(?:pw|pass)[ \t]*[:=][ \t]*" + _WORD, re.IGNORECASE)
 _PIN = re.compile(
     r"\bpin(?:[ \t]+(?:code|number|no\.?))?(?:[ \t]+(?:is|was))?[ \t]*[:=]?[ \t]*(?P<value>\d{4,8})(?!\d)",
     re.IGNORECASE,
@@ -51,7 +54,7 @@ _LOGIN_IS = re.compile(r"\blogin[ \t]+(?:is|was)[ \t]+" + _WORD, re.IGNORECASE)
 _ACCOUNT_NAME = re.compile(r"[\w.+-]*[\d._@+][\w.+-]*\w")
 # A part of each name above, or an access key's prefix, lower-cased: a text without one (most) is not
 # read further.
-_NAME_PARTS = ("pass", "pwd", "pin", "user", "login", "secret", "akia", "asia")
+_NAME_PARTS = ("pass", "pw", "pin", "user", "login", "secret", "akia", "asia")
 # What follows "password is" to describe it rather than to say it.
 _DESCRIBES = frozenset(
     {
@@ -78,6 +81,9 @@ def credential_spans(text: str) -> Iterator[PiiSpan]:
         value = match.group("value")
         if len(value) >= 4 and value.lower() not in _DESCRIBES:
             yield _value_span(PASSWORD, match, 0.85)
+    for match in _PASSWORD_SHORT.finditer(text):
+        if len(match.group("value")) >= 4 and match.group("value").lower() not in _DESCRIBES:
+            yield _value_span(PASSWORD, match, 0.8)
     for match in _PASSWORD_BARE.finditer(text):
         value = match.group("value")
         if len(value) >= 4 and any(not char.isalpha() for char in value):
