@@ -43,6 +43,8 @@ _LINK = r"(?:[ \t]*[:\-]|[ \t]+(?:is|was|on|in|at|:))*[ \t]*"
 # The words a reply opens with, after a question or a label that asks for the date: "It's", "Mine is".
 _ANSWER = r"(?:it['’]s|it[ \t]+is|it[ \t]+was|that['’]s|mine[ \t]+is|sure,?[ \t]+it['’]s)"
 _CUE = r"\b(?:born|dob|d\.o\.b\.?|date[ \t]+of[ \t]+birth|birth[ \t]?date|birthday)"
+# A word every alternative of `_CUE` holds.
+_CUE_WORDS = ("born", "dob", "d.o.b", "birth")
 
 
 def build_recognizer() -> PatternRecognizer:
@@ -50,24 +52,33 @@ def build_recognizer() -> PatternRecognizer:
     import regex
     from presidio_analyzer import Pattern, PatternRecognizer
 
+    from agentmem.adapters.local.pattern_guards import GuardedPattern, all_of, has_any_word, has_digit
+
+    flags = regex.IGNORECASE | regex.MULTILINE
     end = r"(?![\p{L}\d])"
+
+    def pattern(name: str, expression: str, score: float) -> Pattern:
+        # Every pattern needs a birth word (`_CUE`) and a digit (each date has one): other texts are not searched.
+        return GuardedPattern(name, expression, score, flags=flags,
+                              could_match=all_of(has_digit, has_any_word(_CUE_WORDS)))
+
     patterns = [
         # A month and a year without the day too: "born in November 1979", "DOB: Nov 1979", "DOB 11/1979" (one
         # pattern: Presidio runs each over the whole text).
-        Pattern(
+        pattern(
             "date after a birth word", rf"(?<={_CUE}{_LINK})(?:{_NUMERIC}|{_WRITTEN}|{_MONTH_AND_YEAR}){end}", 0.95
         ),
         # The answer after the question: "Please tell me your date of birth. It's 8/12/1991".
-        Pattern(
+        pattern(
             "date answering a birth word",
             rf"(?<={_CUE}[^\n.?!]{{0,30}}[.?!:][ \t]*{_ANSWER}[ \t]+)(?:{_NUMERIC}|{_WRITTEN}){end}",
             0.9,
         ),
-        Pattern("birthday without a year", rf"(?<=\bbirthday{_LINK}){_DAY_AND_MONTH}{end}", 0.9),
+        pattern("birthday without a year", rf"(?<=\bbirthday{_LINK}){_DAY_AND_MONTH}{end}", 0.9),
     ]
     return PatternRecognizer(
         supported_entity=DATE_TIME,
         name="DateOfBirthRecognizer",
         patterns=patterns,
-        global_regex_flags=regex.IGNORECASE | regex.MULTILINE,
+        global_regex_flags=flags,
     )

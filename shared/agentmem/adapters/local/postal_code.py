@@ -20,6 +20,8 @@ _CUE = (
     r"\b(?i:zip(?:[ \t]?code)?|postal[ \t]?code|post[ \t]?code|eircode|code[ \t]postal|plz|cep|postnummer"
     r"|postinumero|codice[ \t]postale|c[oó]digo[ \t]postal)(?:[ \t]+(?i:is|was))?[ \t]*[:#]?[ \t]*"
 )
+# A word every name of `_CUE` holds.
+_CUE_WORDS = ("zip", "post", "eircode", "plz", "cep")
 # Postcodes whose shape is their own, found without a cue: Ireland's Eircode (a routing key, then four
 # characters of a reduced alphabet: "D02 X285", "A65F4E2"), the UK's ("SW1A 1AA", "M1 1AE") and Canada's
 # ("K1A 0B1"). A shape is not enough where a code is digits only: those need the cue above.
@@ -36,16 +38,22 @@ _CODE = (
 def build_recognizer() -> PatternRecognizer:
     """Presidio's ``PatternRecognizer`` for ZIP_CODE after its cue."""
     import regex
-    from presidio_analyzer import Pattern, PatternRecognizer
+    from presidio_analyzer import PatternRecognizer
 
+    from agentmem.adapters.local.pattern_guards import GuardedPattern, all_of, has_any_word, has_digit
+
+    flags = regex.MULTILINE
+    # Every code has a digit, and one after its name needs a word of the name: other texts are not searched.
     return PatternRecognizer(
         supported_entity=ZIP_CODE,
         name="PostalCodeRecognizer",
         patterns=[
-            Pattern("after its name", rf"(?<={_CUE})(?:{_CODE}|{_EIRCODE})(?![\p{{L}}\d])", 0.8),
-            Pattern(
-                "by its shape", rf"(?<![\p{{L}}\d])(?:{_EIRCODE}|{_UK_POSTCODE}|{_CA_POSTCODE})(?![\p{{L}}\d])", 0.6
+            GuardedPattern("after its name", rf"(?<={_CUE})(?:{_CODE}|{_EIRCODE})(?![\p{{L}}\d])", 0.8,
+                           flags=flags, could_match=all_of(has_digit, has_any_word(_CUE_WORDS))),
+            GuardedPattern(
+                "by its shape", rf"(?<![\p{{L}}\d])(?:{_EIRCODE}|{_UK_POSTCODE}|{_CA_POSTCODE})(?![\p{{L}}\d])", 0.6,
+                flags=flags, could_match=has_digit,
             ),
         ],
-        global_regex_flags=regex.MULTILINE,
+        global_regex_flags=flags,
     )

@@ -29,6 +29,8 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import regex
     from presidio_analyzer import PatternRecognizer, RecognizerResult
     from presidio_analyzer.nlp_engine import NlpArtifacts
@@ -138,6 +140,27 @@ def _alternatives(hand_written: str, words: tuple[str, ...]) -> str:
     return "|".join([*(regex.escape(word) for word in words), hand_written])
 
 
+def _prefix_words(words: StreetWords) -> str:
+    """The street words a street without a number may open with: the hand-written ones and Faker's lower-case
+    words that are no English word ("chemin", "aleja"; not "route", "avenue")."""
+    english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
+    return _alternatives(
+        _PREFIX_WORDS, tuple(w for w in words.before if w.islower() and w.rstrip(".") not in english)
+    )
+
+
+def _could_hold_a_street(words: StreetWords) -> Callable[[str], bool]:
+    """A guard for the "street" pattern (``_street_core``): each of its forms has a house number (a digit, or
+    "S/N" for none) or a street word that needs none, after no letter or digit (a strong suffix word, a prefix
+    word). Nine LoCoMo turns in ten have neither, and the pattern is the detector's costliest."""
+    import regex
+
+    from agentmem.adapters.local.pattern_guards import has_digit
+
+    needed = regex.compile(rf"(?<![\p{{L}}\d])(?:{_STRONG_SUFFIX_WORDS}|{_prefix_words(words)})", flags=regex.MULTILINE)
+    return lambda text: has_digit(text) or "s/n" in text.casefold() or needed.search(text) is not None
+
+
 def _street_core(words: StreetWords) -> str:
     """The street itself, with the hand-written street words and Faker's (see ``street_words``).
 
@@ -147,10 +170,7 @@ def _street_core(words: StreetWords) -> str:
     name = _name()
     suffix_words = _alternatives(_SUFFIX_WORDS, words.after)
     more_prefix_words = _alternatives(_MORE_PREFIX_WORDS, words.before)
-    english = wordnet_words(NOUN, VERB, ADJECTIVE, ADVERB)
-    prefix_words = _alternatives(
-        _PREFIX_WORDS, tuple(w for w in words.before if w.islower() and w.rstrip(".") not in english)
-    )
+    prefix_words = _prefix_words(words)
     fused = rf"\p{{Lu}}[\p{{L}}\p{{M}}\-]*?(?:{_alternatives(_FUSED_SUFFIXES, words.fused)})(?:\b|(?<=\.))"
     return (
         # number Name Suffix [number], Name Suffix number: "217 Lovers Lane", "Rákóczi út 13.", "Baker Street"
@@ -360,6 +380,8 @@ def build_recognizer() -> PatternRecognizer:
     import regex
     from presidio_analyzer import Pattern, PatternRecognizer, RecognizerResult
 
+    from agentmem.adapters.local.pattern_guards import GuardedPattern, has_any_word
+
     words = street_words()
     street_core = _street_core(words)
     name = _name()
@@ -380,7 +402,8 @@ def build_recognizer() -> PatternRecognizer:
     )
     patterns = [
         # an abbreviation's full stop may come before the rest: "123 Main St. Apt 4B, Springfield, IL 62704"
-        Pattern("street", rf"(?<![\p{{L}}\d]){unit_before}(?:{street_core})\.?(?:{_TAIL})(?![\p{{L}}\d])", 0.9),
+        GuardedPattern("street", rf"(?<![\p{{L}}\d]){unit_before}(?:{street_core})\.?(?:{_TAIL})(?![\p{{L}}\d])", 0.9,
+                       flags=regex.MULTILINE, could_match=_could_hold_a_street(words)),
         # A unit, then a street without a number: "Studio 2\nPalmer Plaza", "Flat 4\nSmith Field".
         Pattern(
             "unit and street",
@@ -403,7 +426,9 @@ def build_recognizer() -> PatternRecognizer:
         Pattern("located", rf"{_LOCATED_CUE}(?:{_INTRODUCED})(?:{_TAIL})(?![\p{{L}}\d])", 0.5),
         Pattern("military", rf"\b(?:{_MILITARY})\b", 0.8),
         Pattern("po box", _PO_BOX, 0.6),
-        Pattern("corner", rf"{_CORNER_CUE}(?:the[ \t]+)?{corner_part}[ \t]+and[ \t]+{corner_part}", 0.9),
+        # Only a text with "corner" in it is searched (`_CORNER_CUE`).
+        GuardedPattern("corner", rf"{_CORNER_CUE}(?:the[ \t]+)?{corner_part}[ \t]+and[ \t]+{corner_part}", 0.9,
+                       flags=regex.MULTILINE, could_match=has_any_word(("corner",))),
         # Two streets and one house number, a corner without the word: "return to Leon and Eyrarodda 66",
         # "address to the same: Maarit and Hersnapvej 75". The second opens with a name, not a number, and the
         # number counts no "times" or "weeks".
