@@ -142,6 +142,42 @@ def test_int8_vectors_of_a_batch_stay_within_cosine_0_99_of_the_same_texts_alone
     assert np.einsum("ij,ij->i", batched, single).min() >= INT8_MIN_COSINE
 
 
+def test_passes_run_in_parallel_give_the_vectors_one_thread_gives() -> None:
+    texts = [f"note {n}: the build failed on step {n}" for n in range(9)]
+    texts += ["the integration suite timed out again " * repeat for repeat in (3, 9, 40)]
+    one = MiniLMEmbedder(cache_size=0, batch_size=2, parallel_passes=1)
+    three = MiniLMEmbedder(cache_size=0, batch_size=2, parallel_passes=3)
+    vectors = three.embed(texts)
+    assert np.array_equal(vectors, one.embed(texts))  # each pass is the same computation on whichever thread
+    assert three.forward_passes == one.forward_passes > 3
+    assert three.texts_encoded == len(texts)
+
+
+def test_a_pass_that_fails_on_the_pool_fails_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    from agentmem.adapters.local import minilm
+
+    embedder = MiniLMEmbedder(cache_size=0, batch_size=1, parallel_passes=2)
+    embedder.embed(["load the model first"])
+    calls = 0
+    encode = minilm._encode
+
+    def fail_on_the_second_pass(session: Any, token_ids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise RuntimeError("onnxruntime failed")
+        return encode(session, token_ids, lengths)
+
+    monkeypatch.setattr(minilm, "_encode", fail_on_the_second_pass)
+    with pytest.raises(RuntimeError, match="onnxruntime failed"):
+        embedder.embed(["first text", "second text", "third text"])
+
+
+def test_parallel_passes_must_be_at_least_one() -> None:
+    with pytest.raises(ValueError, match="parallel_passes"):
+        MiniLMEmbedder(parallel_passes=0)
+
+
 def test_a_long_text_is_not_batched_with_short_ones() -> None:
     lengths = [12, 250, 14, 11, 13, 16, 12]
     batches = _batches_of_similar_length(lengths, batch_size=4)

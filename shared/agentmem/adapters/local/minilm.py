@@ -12,6 +12,11 @@ in every interleaved run on the 2-core target and never lowered its wall p50 (lo
 ms at load 2.2); for a batch of 8 it was faster once (27 against 32 ms, load 6.6) and slower once (12.9
 against 12.1, load 2.2). That core is the other request's or the indexing worker's. With more threads,
 the pool is told not to spin while waiting, for the same reason.
+
+Parallel passes: a call that needs several forward passes (the indexer's batches: ten digests and their
+comments) runs up to `parallel_passes` of them at once, each on one thread (default: the machine's cores, at
+most 2). Each pass costs the same CPU either way; on the AVX2 host, where a text costs 7.5 ms, one thread
+could not index 50 lessons a second (docs/speed.md). A call of one pass (a query) is not changed.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -100,6 +106,24 @@ def _default_threads() -> int:
     return 1
 
 
+def _default_parallel_passes() -> int:
+    return max(1, min(2, os.cpu_count() or 1))
+
+
+# The threads that run a call's other forward passes while the calling thread runs its first, one pool per
+# size, made on first use: onnxruntime's `run` lets go of the GIL, so the passes share the cores.
+_pass_pools: dict[int, ThreadPoolExecutor] = {}
+_pass_pools_lock = threading.Lock()
+
+
+def _pass_pool(size: int) -> ThreadPoolExecutor:
+    with _pass_pools_lock:
+        pool = _pass_pools.get(size)
+        if pool is None:
+            pool = _pass_pools[size] = ThreadPoolExecutor(max_workers=size, thread_name_prefix="minilm-pass")
+        return pool
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 sentence embeddings (384-d, unit length), computed by onnxruntime.
 
@@ -107,8 +131,8 @@ class MiniLMEmbedder:
     yet, a few seconds), once per process and settings, even when threads race to it. Repeated texts are
     served from an LRU cache keyed by the exact text (`cache_size=0` turns it off). Texts longer than 256
     word pieces are truncated, as sentence-transformers does. Texts are grouped into batches of similar
-    length (at most `batch_size`). `quantized=False` runs the float32 graph; `threads` sets onnxruntime's
-    intra-op threads; `model_cache_dir` is where built models are kept (default: `minilm_onnx.default_cache_dir`).
+    length (at most `batch_size`), and up to `parallel_passes` batches run at once. `quantized=False` runs the
+    float32 graph; `threads` sets onnxruntime's intra-op threads; `model_cache_dir` is where built models are kept (default: `minilm_onnx.default_cache_dir`).
     """
 
     model_id: str = MODEL_ID
@@ -123,16 +147,22 @@ class MiniLMEmbedder:
         max_seq_length: int = MAX_SEQ_LENGTH,
         quantized: bool = True,
         threads: int | None = None,
+        parallel_passes: int | None = None,
         model_cache_dir: Path | str | None = None,
     ) -> None:
-        if cache_size < 0 or batch_size < 1 or max_seq_length < 2 or (threads is not None and threads < 1):
-            raise ValueError("cache_size must be >= 0, batch_size >= 1, max_seq_length >= 2 and threads >= 1")
+        if cache_size < 0 or batch_size < 1 or max_seq_length < 2 or (threads is not None and threads < 1) or (
+            parallel_passes is not None and parallel_passes < 1
+        ):
+            raise ValueError(
+                "cache_size must be >= 0, batch_size >= 1, max_seq_length >= 2, threads and parallel_passes >= 1"
+            )
         self._model_dir = Path(model_dir) if model_dir is not None else None
         self._cache_size = cache_size
         self._batch_size = batch_size
         self._max_seq_length = max_seq_length
         self._quantized = quantized
         self._threads = threads if threads is not None else _default_threads()
+        self._parallel_passes = parallel_passes if parallel_passes is not None else _default_parallel_passes()
         self._model_cache_dir = Path(model_cache_dir) if model_cache_dir is not None else None
         self._load_lock = threading.Lock()
         self._cache_lock = threading.Lock()
@@ -180,15 +210,42 @@ class MiniLMEmbedder:
         encodings = [tokenizer.encode(texts[0])] if len(texts) == 1 else tokenizer.encode_batch(texts)
         id_lists = [encoding.ids for encoding in encodings]
         vectors = np.empty((len(texts), DIMENSION), dtype=np.float32)
-        for chunk in _batches_of_similar_length([len(ids) for ids in id_lists], self._batch_size):
+
+        def encode(chunk: list[int]) -> np.ndarray:
             lengths = np.array([len(id_lists[index]) for index in chunk], dtype=np.int64)
             token_ids = np.full((len(chunk), int(lengths.max())), _PAD_ID, dtype=np.int64)
             for row, index in enumerate(chunk):
                 token_ids[row, : lengths[row]] = id_lists[index]
-            vectors[chunk] = _encode(model.session, token_ids, lengths)
+            encoded = _encode(model.session, token_ids, lengths)
             with self._cache_lock:
                 self.forward_passes += 1
                 self.texts_encoded += len(chunk)
+            return encoded
+
+        chunks = _batches_of_similar_length([len(ids) for ids in id_lists], self._batch_size)
+        if self._parallel_passes == 1 or len(chunks) == 1:
+            for chunk in chunks:
+                vectors[chunk] = encode(chunk)
+            return vectors
+        # Several passes (the indexer's batches): this thread and the pool's take the next one until none is left.
+        remaining = iter(chunks)
+        remaining_lock = threading.Lock()
+
+        def drain() -> None:
+            while True:
+                with remaining_lock:
+                    chunk = next(remaining, None)
+                if chunk is None:
+                    return
+                vectors[chunk] = encode(chunk)
+
+        pool = _pass_pool(self._parallel_passes - 1)
+        helpers = [pool.submit(drain) for _ in range(min(self._parallel_passes, len(chunks)) - 1)]
+        try:
+            drain()
+        finally:
+            for helper in helpers:
+                helper.result()  # raises what a pass on the pool raised
         return vectors
 
     def _loaded(self) -> _LoadedModel:
