@@ -42,6 +42,8 @@ TOKEN_TYPE_BY_ENTITY: Mapping[str, str] = {
     "IN_PAN": "PAN",
     "IN_VOTER": "VOTER_ID",
     "MAC_ADDRESS": "MAC",
+    # No detector vendor has a type for a phone's IMEI; agentmem's local rules name it so.
+    "IMEI": "IMEI",
     "USERNAME": "USERNAME",
     "PASSWORD": "PASSWORD",
     "CRYPTO": "CRYPTO",

@@ -14,7 +14,7 @@ that python-stdnum validates as a national identity number with two check digits
 CPF, Norway's fodselsnummer) is not read as a phone number unless the
 words around it say so. National identity, passport and driving licence numbers are ``national_ids``'
 (python-stdnum's validators), bank accounts and routing codes ``bank_accounts``', passwords, PINs, user
-names and AWS keys ``credentials``', MAC and bitcoin addresses ``device_and_wallet``'. Names, addresses
+names and AWS keys ``credentials``', MAC and bitcoin addresses and IMEIs ``device_and_wallet``'. Names, addresses
 and other free-text entities need a model (see ``presidio_pii`` locally, the Comprehend adapter on AWS).
 """
 
@@ -38,7 +38,7 @@ from agentmem.adapters.local.credentials import (
     USERNAME,
     credential_spans,
 )
-from agentmem.adapters.local.device_and_wallet import CRYPTO, MAC_ADDRESS, device_and_wallet_spans
+from agentmem.adapters.local.device_and_wallet import CRYPTO, IMEI, MAC_ADDRESS, device_and_wallet_spans
 from agentmem.adapters.local.national_ids import (
     NAMED_ID_SCORE,
     NATIONAL_ID,
@@ -474,7 +474,7 @@ class RegexPiiDetector:
     entity_types: frozenset[str] = frozenset(
         {EMAIL_ADDRESS, URL, IBAN_CODE, CREDIT_CARD, IP_ADDRESS, US_SSN, PHONE_NUMBER, NATIONAL_ID, PASSPORT}
         | {US_DRIVER_LICENSE, US_BANK_NUMBER, ABA_ROUTING_NUMBER, PASSWORD, PIN, USERNAME}
-        | {AWS_ACCESS_KEY, AWS_SECRET_KEY, MAC_ADDRESS, CRYPTO}
+        | {AWS_ACCESS_KEY, AWS_SECRET_KEY, MAC_ADDRESS, CRYPTO, IMEI}
     )
 
     def detect(self, text: str) -> list[PiiSpan]:
