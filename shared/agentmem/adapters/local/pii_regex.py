@@ -14,7 +14,8 @@ that python-stdnum validates as a national identity number with two check digits
 CPF, Norway's fodselsnummer) is not read as a phone number unless the
 words around it say so. National identity, passport and driving licence numbers are ``national_ids``'
 (python-stdnum's validators), bank accounts and routing codes ``bank_accounts``', passwords, PINs, user
-names and AWS keys ``credentials``', MAC and bitcoin addresses and IMEIs ``device_and_wallet``'. Names, addresses
+names and AWS keys ``credentials``', MAC and bitcoin addresses and IMEIs ``device_and_wallet``', e-mail
+addresses written out ("wei at qq dot com") ``written_emails``'. Names, addresses
 and other free-text entities need a model (see ``presidio_pii`` locally, the Comprehend adapter on AWS).
 """
 
@@ -49,6 +50,7 @@ from agentmem.adapters.local.national_ids import (
     nino_spans,
     passport_spans,
 )
+from agentmem.adapters.local.written_emails import written_email_spans
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
 
 EMAIL_ADDRESS = "EMAIL_ADDRESS"
@@ -482,6 +484,8 @@ class RegexPiiDetector:
         spans: list[PiiSpan] = []
         spans.extend(PiiSpan(EMAIL_ADDRESS, m.start(), m.end(), m.group(0), 1.0) for m in _EMAIL.finditer(text))
         spans.extend(_url_spans(text))
+        # An address written out ("wei.zhang at qq dot com") where no @ made one.
+        spans.extend(drop_overlapping(written_email_spans(text), spans))
         spans.extend(_iban_spans(text))
         # A number the words before it call an identity number, and that validates as one, is one,
         # even when it also passes the Luhn check of a card ("my identity number: 5640122224791").
