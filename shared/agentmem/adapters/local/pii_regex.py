@@ -15,7 +15,7 @@ CPF, Norway's fodselsnummer) is not read as a phone number unless the
 words around it say so. National identity, passport and driving licence numbers are ``national_ids``'
 (python-stdnum's validators), bank accounts and routing codes ``bank_accounts``', passwords, PINs, user
 names and AWS keys ``credentials``', MAC and bitcoin addresses and IMEIs ``device_and_wallet``', e-mail
-addresses written out ("wei at qq dot com") ``written_emails``'. Names, addresses
+addresses written out ("wei at qq dot com") ``written_emails``', @handles ``social_handles``'. Names, addresses
 and other free-text entities need a model (see ``presidio_pii`` locally, the Comprehend adapter on AWS).
 """
 
@@ -50,6 +50,7 @@ from agentmem.adapters.local.national_ids import (
     nino_spans,
     passport_spans,
 )
+from agentmem.adapters.local.social_handles import social_handle_spans
 from agentmem.adapters.local.written_emails import written_email_spans
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
 
@@ -514,6 +515,8 @@ class RegexPiiDetector:
         spans.extend(drop_overlapping(driving_licence_spans(text), spans))
         spans.extend(drop_overlapping(bank_account_spans(text), spans))
         spans.extend(drop_overlapping(credential_spans(text), spans))
+        # An @handle, unless an address, a URL or a "username:" above holds its "@".
+        spans.extend(drop_overlapping(social_handle_spans(text), spans))
         # Phone numbers are the least certain, so a digit run already read as a validated
         # identifier is never also read as a phone number.
         spans.extend(drop_overlapping(_phone_spans(text), spans))

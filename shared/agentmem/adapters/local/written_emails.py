@@ -33,7 +33,7 @@ _DOT_WORD_INSIDE = re.compile(_DOT_WORD, re.IGNORECASE)
 _CUES = ("dot", "[at]", "(at)", "{at}")
 
 # Country and generic top-level domains people write out; after a plain " at ", only these end a domain.
-_TOP_LEVEL_DOMAINS = frozenset(
+TOP_LEVEL_DOMAINS = frozenset(
     {
         "com", "net", "org", "edu", "gov", "mil", "int", "info", "biz", "io", "co", "uk", "de", "fr", "in", "cn",
         "jp", "br", "ru", "au", "ca", "es", "it", "nl", "se", "no", "dk", "fi", "pl", "ch", "at", "be", "pt", "ie",
@@ -84,7 +84,7 @@ def _plain_at_joins_an_address(text: str, match: re.Match[str]) -> bool:
     domain, tld = match.group("domain"), match.group("tld").lower()
     if _DOT_WORD_INSIDE.search(text, match.start("domain"), match.end()) is None:
         return False  # "I work at amazon.com": a real dot after a plain "at" is a site named, not an address
-    if tld not in _TOP_LEVEL_DOMAINS or (tld in _WORD_DOMAINS and not _SENTENCE_END.match(text, match.end())):
+    if tld not in TOP_LEVEL_DOMAINS or (tld in _WORD_DOMAINS and not _SENTENCE_END.match(text, match.end())):
         return False
     first_label = re.split(r"[ \t.\[({]", domain, maxsplit=1)[0].lower()
     return match.group("local").lower() not in _BEFORE_AT and first_label not in _AFTER_AT
