@@ -29,8 +29,6 @@ _WRITTEN_EMAIL = re.compile(
     re.IGNORECASE,
 )
 _DOT_WORD_INSIDE = re.compile(_DOT_WORD, re.IGNORECASE)
-# What a text must hold (lower-cased) for the expression to be worth running: most texts hold none.
-_CUES = ("dot", "[at]", "(at)", "{at}")
 
 # Country and generic top-level domains people write out; after a plain " at ", only these end a domain.
 TOP_LEVEL_DOMAINS = frozenset(
@@ -69,8 +67,10 @@ _AFTER_AT = frozenset(
 
 def written_email_spans(text: str) -> Iterator[PiiSpan]:
     """EMAIL_ADDRESS spans of the addresses ``text`` writes out with at- and dot-words."""
+    # What a text must hold (lower-cased) for the expression to be worth running: most texts hold none.
+    # Tested one by one: any() over a tuple of them cost twice as much (1.2 us a pii-dev turn, 0.5).
     lowered = text.lower()
-    if not any(cue in lowered for cue in _CUES):
+    if not ("dot" in lowered or "[at]" in lowered or "(at)" in lowered or "{at}" in lowered):
         return
     for match in _WRITTEN_EMAIL.finditer(text):
         bracketed = match.group("at").strip().startswith(("[", "(", "{"))
