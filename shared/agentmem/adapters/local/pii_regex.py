@@ -14,7 +14,8 @@ that python-stdnum validates as a national identity number with two check digits
 CPF, Norway's fodselsnummer) is not read as a phone number unless the
 words around it say so. National identity, passport and driving licence numbers are ``national_ids``'
 (python-stdnum's validators), bank accounts and routing codes ``bank_accounts``', passwords, PINs, user
-names and AWS keys ``credentials``', MAC and bitcoin addresses ``device_and_wallet``'. Names, addresses
+names and AWS keys ``credentials``', MAC and bitcoin addresses and IMEIs ``device_and_wallet``', e-mail
+addresses written out ("wei at qq dot com") ``written_emails``', @handles ``social_handles``'. Names, addresses
 and other free-text entities need a model (see ``presidio_pii`` locally, the Comprehend adapter on AWS).
 """
 
@@ -38,7 +39,7 @@ from agentmem.adapters.local.credentials import (
     USERNAME,
     credential_spans,
 )
-from agentmem.adapters.local.device_and_wallet import CRYPTO, MAC_ADDRESS, device_and_wallet_spans
+from agentmem.adapters.local.device_and_wallet import CRYPTO, IMEI, MAC_ADDRESS, device_and_wallet_spans
 from agentmem.adapters.local.national_ids import (
     NAMED_ID_SCORE,
     NATIONAL_ID,
@@ -49,6 +50,8 @@ from agentmem.adapters.local.national_ids import (
     nino_spans,
     passport_spans,
 )
+from agentmem.adapters.local.social_handles import social_handle_spans
+from agentmem.adapters.local.written_emails import written_email_spans
 from agentmem.domain.pii import PiiSpan, drop_overlapping, resolve_overlaps
 
 EMAIL_ADDRESS = "EMAIL_ADDRESS"
@@ -474,7 +477,7 @@ class RegexPiiDetector:
     entity_types: frozenset[str] = frozenset(
         {EMAIL_ADDRESS, URL, IBAN_CODE, CREDIT_CARD, IP_ADDRESS, US_SSN, PHONE_NUMBER, NATIONAL_ID, PASSPORT}
         | {US_DRIVER_LICENSE, US_BANK_NUMBER, ABA_ROUTING_NUMBER, PASSWORD, PIN, USERNAME}
-        | {AWS_ACCESS_KEY, AWS_SECRET_KEY, MAC_ADDRESS, CRYPTO}
+        | {AWS_ACCESS_KEY, AWS_SECRET_KEY, MAC_ADDRESS, CRYPTO, IMEI}
     )
 
     def detect(self, text: str) -> list[PiiSpan]:
@@ -482,6 +485,8 @@ class RegexPiiDetector:
         spans: list[PiiSpan] = []
         spans.extend(PiiSpan(EMAIL_ADDRESS, m.start(), m.end(), m.group(0), 1.0) for m in _EMAIL.finditer(text))
         spans.extend(_url_spans(text))
+        # An address written out ("wei.zhang at qq dot com") where no @ made one.
+        spans.extend(drop_overlapping(written_email_spans(text), spans))
         spans.extend(_iban_spans(text))
         # A number the words before it call an identity number, and that validates as one, is one,
         # even when it also passes the Luhn check of a card ("my identity number: 5640122224791").
@@ -510,6 +515,8 @@ class RegexPiiDetector:
         spans.extend(drop_overlapping(driving_licence_spans(text), spans))
         spans.extend(drop_overlapping(bank_account_spans(text), spans))
         spans.extend(drop_overlapping(credential_spans(text), spans))
+        # An @handle, unless an address, a URL or a "username:" above holds its "@".
+        spans.extend(drop_overlapping(social_handle_spans(text), spans))
         # Phone numbers are the least certain, so a digit run already read as a validated
         # identifier is never also read as a phone number.
         spans.extend(drop_overlapping(_phone_spans(text), spans))
