@@ -132,7 +132,8 @@ class MiniLMEmbedder:
     served from an LRU cache keyed by the exact text (`cache_size=0` turns it off). Texts longer than 256
     word pieces are truncated, as sentence-transformers does. Texts are grouped into batches of similar
     length (at most `batch_size`), and up to `parallel_passes` batches run at once. `quantized=False` runs the
-    float32 graph; `threads` sets onnxruntime's intra-op threads; `model_cache_dir` is where built models are kept (default: `minilm_onnx.default_cache_dir`).
+    float32 graph; `threads` sets onnxruntime's intra-op threads; `model_cache_dir` is where built models are
+    kept (default: `minilm_onnx.default_cache_dir`).
     """
 
     model_id: str = MODEL_ID
