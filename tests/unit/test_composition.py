@@ -64,3 +64,11 @@ def test_the_erasure_runs_the_files_checkpoint_after_every_other_part(tmp_path: 
             services.profiles.rewind_thread, services.turn_recall.forget_thread_turns)
     finally:
         services.close()
+
+
+def test_the_local_embedder_runs_the_configured_number_of_passes_at_once(tmp_path: Path):
+    assert LocalBackend(load_settings(data_dir=tmp_path, embedding_parallel_passes=1)).embedder().parallel_passes == 1
+    configured = LocalBackend(load_settings(data_dir=tmp_path, embedding_parallel_passes=3)).embedder()
+    assert configured.parallel_passes == 3
+    with pytest.raises(ValueError, match=r"embedding_parallel_passes|embeddingParallelPasses"):
+        load_settings(data_dir=tmp_path, embedding_parallel_passes=0)

@@ -44,7 +44,8 @@ class LocalBackend:
     def embedder(self) -> Embedder:
         from agentmem.adapters.local.minilm import MiniLMEmbedder
 
-        return MiniLMEmbedder(cache_size=self.settings.embedding_cache_size)
+        return MiniLMEmbedder(cache_size=self.settings.embedding_cache_size,
+                              parallel_passes=self.settings.embedding_parallel_passes)
 
     def event_bus(self) -> EventBus:
         from agentmem.adapters.local.event_bus import SqliteEventBus

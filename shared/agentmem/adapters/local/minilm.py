@@ -173,6 +173,11 @@ class MiniLMEmbedder:
         self.forward_passes = 0
         self.texts_encoded = 0
 
+    @property
+    def parallel_passes(self) -> int:
+        """How many forward passes of one call run at once."""
+        return self._parallel_passes
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """One float32 row of unit length per text, in input order; (0, 384) for no texts."""
         if isinstance(texts, str):
