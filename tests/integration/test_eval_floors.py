@@ -23,11 +23,12 @@ def record(text: str, *values: tuple[str, str]) -> dict[str, object]:
     return {"full_text": text, "spans": spans}
 
 
-# The structured rules find the first address and not the spelled-out one: EMAIL_ADDRESS recall 0.5,
-# precision 1.0; they find no name at all: PERSON recall 0.0, no precision.
+# The structured rules find the first address and not the spelled-out one (its last label is no top-level
+# domain, which a plain " at " needs: `written_emails`): EMAIL_ADDRESS recall 0.5, precision 1.0; they find no
+# name at all: PERSON recall 0.0, no precision.
 PII_RECORDS = [
     record("Write to ana.silva@example.com about the order.", ("EMAIL_ADDRESS", "ana.silva@example.com")),
-    record("Or to ben at example dot org, says Ben Okafor.", ("EMAIL_ADDRESS", "ben at example dot org"),
+    record("Or to ben at example dot xyzzy, says Ben Okafor.", ("EMAIL_ADDRESS", "ben at example dot xyzzy"),
            ("PERSON", "Ben Okafor")),
 ]
 
